@@ -18,12 +18,14 @@
 mod support {
     pub(crate) mod agent;
     pub(crate) mod env;
+    pub(crate) mod mcp_http;
 }
 
 #[path = "mcp_oauth/mod.rs"]
 mod oauth;
 
 use support::agent::{Env, drive, tool_message, watch};
+use support::mcp_http;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -813,22 +815,28 @@ fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-/// The everything server's `dist/index.js`, installed by `scripts/mcp-servers.sh` when
-/// needed; `None` (said loudly) only when npm or its registry is not there.
-fn everything_entry() -> Option<String> {
+/// What `scripts/mcp-servers.sh ARGS` installs (when needed) and prints: the entry point of
+/// `what`; `None` (said loudly) only when npm or its registry is not there.
+pub(crate) fn npm_entry(args: &[&str], what: &str) -> Option<String> {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mcp-servers.sh");
     let o = std::process::Command::new("bash")
         .arg(script)
+        .args(args)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "scripts/mcp-servers.sh failed: {err}");
     let entry = String::from_utf8_lossy(&o.stdout).trim().to_string();
     if entry.is_empty() {
-        println!("    SKIPPED (no everything server from npm): {err}");
+        println!("    SKIPPED (no {what} from npm): {err}");
         return None;
     }
     Some(entry)
+}
+
+/// The everything server's `dist/index.js`.
+fn everything_entry() -> Option<String> {
+    npm_entry(&[], "everything server")
 }
 
 /// The everything server in its streamable HTTP mode on `port`, answering on `/mcp`.
@@ -974,74 +982,19 @@ struct Loopback {
 
 impl Loopback {
     fn start(token: &'static str) -> Loopback {
-        use std::io::{BufRead, BufReader, Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
         let log = seen.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut rd = BufReader::new(stream.try_clone().unwrap());
-                let mut head = String::new();
-                let (mut len, mut auth, mut team) = (0usize, String::new(), false);
-                loop {
-                    let mut line = String::new();
-                    if rd.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(v) = lower.strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                    if lower.starts_with("authorization:") {
-                        auth = line["authorization:".len()..].trim().to_string();
-                    }
-                    if lower.trim() == "x-team: core" {
-                        team = true;
-                    }
-                    head.push_str(&line);
-                }
-                let mut body = vec![0; len];
-                let _ = rd.read_exact(&mut body);
-                log.lock().unwrap().push(auth.clone());
-                let reply = |status: &str, extra: &str, body: &str| {
-                    format!(
-                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
-                        body.len()
-                    )
-                };
-                let out = if auth != format!("Bearer {token}") || !team {
-                    reply("401 Unauthorized", "", "{}")
-                } else if !head.starts_with("POST") {
-                    reply("405 Method Not Allowed", "", "")
-                } else {
-                    let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-                    let id = req["id"].clone();
-                    let result = match req["method"].as_str().unwrap_or("") {
-                        "initialize" => serde_json::json!({
-                            "protocolVersion": req["params"]["protocolVersion"],
-                            "capabilities": {"tools": {}},
-                            "serverInfo": {"name": "loopback", "version": "1"}
-                        }),
-                        "tools/list" => serde_json::json!({"tools": [{
-                            "name": "whoami", "description": "Says who is calling",
-                            "inputSchema": {"type": "object"},
-                            "annotations": {"readOnlyHint": true}
-                        }]}),
-                        "tools/call" => serde_json::json!({
-                            "content": [{"type": "text", "text": "you are the core team"}]
-                        }),
-                        _ => serde_json::Value::Null,
-                    };
-                    if id.is_null() {
-                        reply("202 Accepted", "", "")
-                    } else {
-                        let msg = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
-                        reply("200 OK", "Mcp-Session-Id: s1\r\n", &msg.to_string())
-                    }
-                };
-                let _ = stream.write_all(out.as_bytes());
+        let port = mcp_http::serve(move |_, req| {
+            let auth = req.header("authorization");
+            log.lock().unwrap().push(auth.to_string());
+            if auth != format!("Bearer {token}")
+                || !req.header("x-team").eq_ignore_ascii_case("core")
+            {
+                mcp_http::reply("401 Unauthorized", "", "{}")
+            } else if req.method != "POST" {
+                mcp_http::reply("405 Method Not Allowed", "", "")
+            } else {
+                mcp_http::mcp_reply(&req.body, "loopback", "you are the core team")
             }
         });
         Loopback { port, seen }

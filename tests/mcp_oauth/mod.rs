@@ -14,7 +14,8 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 
 use super::support::agent::Env;
-use super::walk;
+use super::support::mcp_http::{Req, mcp_reply, pairs, reply, serve};
+use super::{npm_entry, walk};
 use neocode::testkit::scripted::Reply;
 
 /// What the authorization server knows and did.
@@ -41,81 +42,15 @@ pub(crate) struct OAuthServer {
     pub(crate) state: Arc<Mutex<AsState>>,
 }
 
-struct Req {
-    method: String,
-    path: String,
-    query: HashMap<String, String>,
-    auth: String,
-    body: Vec<u8>,
-}
-
-fn pairs(s: &str) -> HashMap<String, String> {
-    let u = reqwest::Url::parse(&format!("http://x/?{s}")).unwrap();
-    u.query_pairs()
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect()
-}
-
-fn read_req(stream: &std::net::TcpStream) -> Option<Req> {
-    let mut rd = BufReader::new(stream.try_clone().ok()?);
-    let mut first = String::new();
-    rd.read_line(&mut first).ok()?;
-    let mut parts = first.split(' ');
-    let method = parts.next()?.to_string();
-    let target = parts.next()?.to_string();
-    let (mut len, mut auth) = (0usize, String::new());
-    loop {
-        let mut line = String::new();
-        if rd.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(v) = lower.strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-        if lower.starts_with("authorization:") {
-            auth = line["authorization:".len()..].trim().to_string();
-        }
-    }
-    let mut body = vec![0; len];
-    rd.read_exact(&mut body).ok()?;
-    let (path, q) = target.split_once('?').unwrap_or((&target, ""));
-    Some(Req {
-        method,
-        path: path.to_string(),
-        query: pairs(q),
-        auth,
-        body,
-    })
-}
-
-fn reply(status: &str, extra: &str, body: &str) -> String {
-    format!(
-        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
-        body.len()
-    )
-}
-
 impl OAuthServer {
     pub(crate) fn start(registration: bool, lifetime: i64) -> OAuthServer {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let state = Arc::new(Mutex::new(AsState {
             registration,
             lifetime,
             ..AsState::default()
         }));
         let st = state.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let Some(req) = read_req(&stream) else {
-                    continue;
-                };
-                let out = handle(&mut st.lock().unwrap(), port, &req);
-                let _ = stream.write_all(out.as_bytes());
-            }
-        });
+        let port = serve(move |port, req| handle(&mut st.lock().unwrap(), port, req));
         OAuthServer { port, state }
     }
 
@@ -249,9 +184,9 @@ fn handle(s: &mut AsState, port: u16, req: &Req) -> String {
         }
         ("POST", "/token") => token(s, &mcp, &pairs(&String::from_utf8_lossy(&req.body))),
         ("POST", "/mcp") => {
-            s.seen.push(req.auth.clone());
-            let ok = req
-                .auth
+            let auth = req.header("authorization");
+            s.seen.push(auth.to_string());
+            let ok = auth
                 .strip_prefix("Bearer ")
                 .is_some_and(|t| s.access.iter().any(|a| a == t));
             if !ok {
@@ -263,41 +198,14 @@ fn handle(s: &mut AsState, port: u16, req: &Req) -> String {
                     "{}",
                 );
             }
-            mcp_reply(&req.body)
+            mcp_reply(&req.body, "oauth-loopback", "you are logged in")
         }
         _ => reply("404 Not Found", "", "{}"),
     }
 }
 
-fn mcp_reply(body: &[u8]) -> String {
-    let req: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-    let id = req["id"].clone();
-    let result = match req["method"].as_str().unwrap_or("") {
-        "initialize" => serde_json::json!({
-            "protocolVersion": req["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "oauth-loopback", "version": "1"}
-        }),
-        "tools/list" => serde_json::json!({"tools": [{
-            "name": "whoami", "description": "Says who is calling",
-            "inputSchema": {"type": "object"},
-            "annotations": {"readOnlyHint": true}
-        }]}),
-        "tools/call" => serde_json::json!({
-            "content": [{"type": "text", "text": "you are logged in"}]
-        }),
-        _ => serde_json::Value::Null,
-    };
-    if id.is_null() {
-        reply("202 Accepted", "", "")
-    } else {
-        let msg = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
-        reply("200 OK", "Mcp-Session-Id: s1\r\n", &msg.to_string())
-    }
-}
-
-/// GET `url` (no redirect followed): the `Location` it answers with.
-fn location_of(url: &str) -> String {
+/// The whole response to a GET of `url` (no redirect followed).
+fn get(url: &str) -> String {
     let u = reqwest::Url::parse(url).unwrap();
     let mut s = std::net::TcpStream::connect(("127.0.0.1", u.port().unwrap())).unwrap();
     let path = match u.query() {
@@ -311,6 +219,12 @@ fn location_of(url: &str) -> String {
     .unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
+    text
+}
+
+/// GET `url` (no redirect followed): the `Location` it answers with.
+fn location_of(url: &str) -> String {
+    let text = get(url);
     text.lines()
         .find_map(|l| l.strip_prefix("Location: "))
         .unwrap_or_else(|| panic!("no redirect: {text}"))
@@ -320,28 +234,34 @@ fn location_of(url: &str) -> String {
 
 /// The body of a GET to `url`.
 fn get_body(url: &str) -> String {
-    let u = reqwest::Url::parse(url).unwrap();
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", u.port().unwrap())).unwrap();
-    write!(
-        s,
-        "GET {}?{} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-        u.path(),
-        u.query().unwrap_or("")
-    )
-    .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    text.split_once("\r\n\r\n")
+    get(url)
+        .split_once("\r\n\r\n")
         .map(|(_, b)| b.to_string())
         .unwrap_or_default()
 }
 
-/// `neocode mcp login NAME` as over SSH (the address printed, no browser): the test plays the
-/// browser, following the authorize redirect to neocode's loopback listener.
-fn login_loopback(env: &Env, name: &str) -> (String, String) {
-    let mut child = env
-        .cmd(None, &["mcp", "login", name])
-        .env("SSH_CONNECTION", "10.0.0.1 1 10.0.0.2 22")
+/// The env of a user whose config names `server` as the OAuth MCP server `oa` (`extra` more
+/// lines of its table).
+fn oa_env(server: &OAuthServer, extra: &str) -> Env {
+    Env::new(
+        "sk-test",
+        &format!(
+            "[mcp_servers.oa]\nurl = \"{}\"\noauth = true\n{extra}",
+            server.url()
+        ),
+    )
+}
+
+/// `login` (a `neocode mcp login`) started, its output and errors piped: the child, its
+/// output, and the first line it prints (the address to open).
+fn start_login(
+    mut login: Command,
+) -> (
+    std::process::Child,
+    BufReader<std::process::ChildStdout>,
+    String,
+) {
+    let mut child = login
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -349,6 +269,15 @@ fn login_loopback(env: &Env, name: &str) -> (String, String) {
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut url = String::new();
     out.read_line(&mut url).unwrap();
+    (child, out, url)
+}
+
+/// `neocode mcp login NAME` as over SSH (the address printed, no browser): the test plays the
+/// browser, following the authorize redirect to neocode's loopback listener.
+fn login_loopback(env: &Env, name: &str) -> (String, String) {
+    let mut login = env.cmd(None, &["mcp", "login", name]);
+    login.env("SSH_CONNECTION", "10.0.0.1 1 10.0.0.2 22");
+    let (child, mut out, url) = start_login(login);
     let back = location_of(url.trim());
     assert!(
         back.starts_with("http://127.0.0.1:") && back.contains("/callback?"),
@@ -396,14 +325,7 @@ fn list(env: &Env) -> String {
 pub(crate) fn oauth_login_turn_refresh_and_logout() {
     // Tokens live 90 s: more than the minute ahead of expiry at which neocode renews them.
     let server = OAuthServer::start(true, 90);
-    let (env, _srv) = Env::new(
-        "sk-test",
-        &format!(
-            "[mcp_servers.oa]\nurl = \"{}\"\noauth = true\n",
-            server.url()
-        ),
-    )
-    .with_server(vec![]);
+    let env = oa_env(&server, "");
 
     // Before a login: `mcp list` says so, a turn names the login once and goes on.
     assert!(
@@ -528,14 +450,7 @@ pub(crate) fn oauth_renews_once_after_a_401() {
     use neocode::runtime::extensions::mcp::OAuthSettings;
     use neocode::runtime::extensions::mcp::{McpManager, ServerConfig};
     let server = OAuthServer::start(true, 3600);
-    let (env, _srv) = Env::new(
-        "sk-test",
-        &format!(
-            "[mcp_servers.oa]\nurl = \"{}\"\noauth = true\n",
-            server.url()
-        ),
-    )
-    .with_server(vec![]);
+    let env = oa_env(&server, "");
     login_loopback(&env, "oa");
     let mut cfg = ServerConfig::http("oa", &server.url());
     if let Some(r) = cfg.remote.as_mut() {
@@ -563,14 +478,8 @@ pub(crate) fn oauth_renews_once_after_a_401() {
 
 pub(crate) fn oauth_paste_login_with_a_preregistered_client() {
     let server = OAuthServer::start(false, 3600);
-    let config = |extra: &str| {
-        format!(
-            "[mcp_servers.oa]\nurl = \"{}\"\noauth = true\n{extra}",
-            server.url()
-        )
-    };
     // No registration offered and no client_id: the error says what to set.
-    let (env, _srv) = Env::new("sk-test", &config("")).with_server(vec![]);
+    let env = oa_env(&server, "");
     let o = env
         .cmd(None, &["mcp", "login", "oa", "--paste"])
         .output()
@@ -582,17 +491,10 @@ pub(crate) fn oauth_paste_login_with_a_preregistered_client() {
         "{stderr}"
     );
 
-    let (env, _srv) = Env::new("sk-test", &config("client_id = \"pre-1\"\n")).with_server(vec![]);
-    let mut child = env
-        .cmd(None, &["mcp", "login", "oa", "--paste"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut url = String::new();
-    out.read_line(&mut url).unwrap();
+    let env = oa_env(&server, "client_id = \"pre-1\"\n");
+    let mut login = env.cmd(None, &["mcp", "login", "oa", "--paste"]);
+    login.stdin(Stdio::piped());
+    let (mut child, mut out, url) = start_login(login);
     assert!(url.contains("client_id=pre-1"), "{url}");
     // The browser would end on the loopback address, which nothing serves: it is pasted.
     let back = location_of(url.trim());
@@ -616,20 +518,7 @@ pub(crate) fn oauth_paste_login_with_a_preregistered_client() {
 /// The official MCP TypeScript SDK's example server (`scripts/mcp-servers.sh
 /// --oauth-example`), or `None` (said loudly) when npm cannot provide it.
 fn sdk_example() -> Option<String> {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mcp-servers.sh");
-    let o = Command::new("bash")
-        .arg(script)
-        .arg("--oauth-example")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "scripts/mcp-servers.sh failed: {err}");
-    let entry = String::from_utf8_lossy(&o.stdout).trim().to_string();
-    if entry.is_empty() {
-        println!("    SKIPPED (no MCP TypeScript SDK from npm): {err}");
-        return None;
-    }
-    Some(entry)
+    npm_entry(&["--oauth-example"], "MCP TypeScript SDK")
 }
 
 struct Node(std::process::Child);

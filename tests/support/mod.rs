@@ -6,6 +6,7 @@ pub(crate) mod agent;
 pub(crate) mod bridge;
 pub(crate) mod cli;
 pub(crate) mod env;
+pub(crate) mod git;
 pub(crate) mod hostile_repo;
 pub(crate) mod live;
 pub(crate) mod process;
@@ -221,6 +222,14 @@ pub(crate) fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
 }
 
 /// A process's standard output, lossily decoded.
+/// The `warning` events with `code` among JSON events (`run --json` lines, bridge events).
+pub(crate) fn warnings<'a>(events: &'a [Value], code: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "warning" && e["code"] == code)
+        .collect()
+}
+
 /// The names of the tools a chat-completions request body offers the model.
 pub(crate) fn tool_names(req: &Value) -> Vec<&str> {
     req["tools"]
@@ -290,6 +299,19 @@ pub(crate) fn tool_text(body: &Value, call_id: &str) -> String {
         .to_string()
 }
 
+/// The text of the last `tool` message in a request body the scripted server recorded.
+pub(crate) fn last_tool_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no tool message in {body:#}"))
+        .to_string()
+}
+
 /// The last message of the `n`th request (from 0) the scripted server recorded.
 pub(crate) fn last_message(srv: &ScriptedServer, n: usize) -> Value {
     srv.requests()[n].json()["messages"]
@@ -319,6 +341,27 @@ pub(crate) fn slow_text(text: &str, parts: usize, between: std::time::Duration) 
 
 /// What only the suite's agent tests use of [`agent::Env`] (`tests/mcp.rs` shares the rest).
 impl agent::Env {
+    /// `neocode run --plan --yes ARGS` on `srv`, run to its end (it may fail).
+    pub(crate) fn run_plan(&self, srv: &ScriptedServer, args: &[&str]) -> Output {
+        let all: Vec<&str> = ["run", "--plan", "--yes"]
+            .iter()
+            .chain(args)
+            .copied()
+            .collect();
+        self.cmd(Some(srv), &all).output().unwrap()
+    }
+
+    /// [`agent::Env::cmd`] on `srv` started in the background, its input, output and errors
+    /// piped (the test writes its standard input).
+    pub(crate) fn spawn_fed(&self, srv: &ScriptedServer, args: &[&str]) -> std::process::Child {
+        self.cmd(Some(srv), args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
     /// [`agent::Env::cmd`] on `srv` started in the background, its output and errors piped.
     pub(crate) fn spawn(&self, srv: &ScriptedServer, args: &[&str]) -> std::process::Child {
         self.cmd(Some(srv), args)

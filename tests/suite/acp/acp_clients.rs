@@ -108,6 +108,32 @@ fn the_official_sdk_client_runs_a_whole_editor_session() {
     );
 }
 
+/// `acpx exec PROMPT` (installed in `dir`) with neocode as its agent, approving everything and
+/// printing in `format`; asserted to succeed: its output and its stdout.
+fn acpx_exec(dir: &Path, env: &Env, format: &str, prompt: &str) -> (std::process::Output, String) {
+    // acpx keeps its own state under HOME: a fresh one per run.
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(dir.join("node_modules/.bin/acpx"))
+        .args(["--agent", &format!("{BIN} acp"), "--cwd"])
+        .arg(&env.workdir)
+        .args([
+            "--approve-all",
+            "--format",
+            format,
+            "--timeout",
+            "60",
+            "exec",
+            prompt,
+        ])
+        .envs(vars(env))
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{out:?}");
+    (out, stdout)
+}
+
 #[test]
 fn acpx_runs_a_prompt_against_neocode_as_a_custom_agent() {
     let Some(dir) = clients("acpx_runs_a_prompt_against_neocode_as_a_custom_agent") else {
@@ -117,27 +143,7 @@ fn acpx_runs_a_prompt_against_neocode_as_a_custom_agent() {
         Reply::text("Hello from neocode."),
         Reply::text("Continued."),
     ]);
-    let acpx = dir.join("node_modules/.bin/acpx");
-    // acpx keeps its own state under HOME: a fresh one per test.
-    let home = tempfile::tempdir().unwrap();
-    let out = Command::new(&acpx)
-        .args(["--agent", &format!("{BIN} acp"), "--cwd"])
-        .arg(&env.workdir)
-        .args([
-            "--approve-all",
-            "--format",
-            "quiet",
-            "--timeout",
-            "60",
-            "exec",
-            "say hello",
-        ])
-        .envs(vars(&env))
-        .env("HOME", home.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{out:?}");
+    let (out, stdout) = acpx_exec(&dir, &env, "quiet", "say hello");
     assert_eq!(stdout.trim(), "Hello from neocode.", "{out:?}");
     // The session acpx made is neocode's.
     let listed = list_ids(&env);
@@ -160,26 +166,7 @@ fn acpx_runs_a_command_in_its_own_terminal_with_neocodes_wrapper() {
         )]),
         Reply::text("Ran it."),
     ]);
-    let acpx = dir.join("node_modules/.bin/acpx");
-    let home = tempfile::tempdir().unwrap();
-    let out = Command::new(&acpx)
-        .args(["--agent", &format!("{BIN} acp"), "--cwd"])
-        .arg(&env.workdir)
-        .args([
-            "--approve-all",
-            "--format",
-            "json",
-            "--timeout",
-            "60",
-            "exec",
-            "run it",
-        ])
-        .envs(vars(&env))
-        .env("HOME", home.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{out:?}");
+    let (_, stdout) = acpx_exec(&dir, &env, "json", "run it");
     // acpx (terminal capability on by default) ran neocode's wrapper: the tool call showed
     // its terminal, the command ran, and the model read its output.
     assert!(stdout.contains(r#""type":"terminal""#), "{stdout}");

@@ -47,10 +47,7 @@ fn the_editors_mcp_server_starts_for_the_session_and_the_model_calls_its_tool() 
         json!({"cwd": env.workdir, "mcpServers": [server]}),
     );
     let id = r["result"]["sessionId"].as_str().unwrap().to_string();
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "shout hi"}]}),
-    );
+    let pid = acp.prompt(&id, "shout hi");
     let (seen, resp) = acp.until_response(pid, allow);
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
     let offered = env.server.requests()[0].json();
@@ -119,10 +116,7 @@ fn with_the_editors_fs_the_model_reads_its_buffer_and_writes_go_to_the_editor_no
     );
     assert!(init.get("result").is_some(), "{init}");
     let id = acp.new_session(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "edit the notes"}]}),
-    );
+    let pid = acp.prompt(&id, "edit the notes");
     let (seen, resp, writes) = as_editor(&mut acp, pid, "unsaved buffer\n");
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
     let reads: Vec<&Value> = seen
@@ -185,10 +179,7 @@ fn an_editor_that_dies_while_reading_a_file_for_the_model_cancels_the_turn() {
         json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}),
     );
     let id = acp.new_session(&env);
-    acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "read the notes"}]}),
-    );
+    acp.prompt(&id, "read the notes");
     while acp.next()["method"] != "fs/read_text_file" {}
     let exit = acp.vanish();
     assert!(exit.success(), "{exit}");
@@ -210,13 +201,8 @@ fn without_the_editors_fs_the_file_tools_use_the_disk() {
         Reply::text("Read."),
     ]);
     std::fs::write(env.workdir.join("notes.txt"), "on disk\n").unwrap();
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "read the notes"}]}),
-    );
+    let (mut acp, id) = Acp::opened(&env);
+    let pid = acp.prompt(&id, "read the notes");
     let (seen, resp, _) = as_editor(&mut acp, pid, "unsaved buffer\n");
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
     assert!(!seen.iter().any(|m| m["method"] == "fs/read_text_file"));
@@ -238,13 +224,8 @@ fn a_commands_output_comes_back_as_terminal_text_on_its_tool_call_update() {
         )]),
         Reply::text("Ran it."),
     ]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "run echo"}]}),
-    );
+    let (mut acp, id) = Acp::opened(&env);
+    let pid = acp.prompt(&id, "run echo");
     let (seen, resp) = acp.until_response(pid, allow);
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
     let call = updates(&seen, "tool_call");
@@ -319,10 +300,7 @@ fn the_model_is_a_config_option_listing_the_profiles_and_a_choice_holds_for_the_
     );
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
 
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}),
-    );
+    let pid = acp.prompt(&id, "hi");
     let (_, resp) = acp.until_response(pid, allow);
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
     assert_eq!(env.server.requests()[0].json()["model"], "alt-model");

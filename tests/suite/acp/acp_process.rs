@@ -115,6 +115,29 @@ impl Acp {
         r
     }
 
+    /// A process started and initialized, with a new session open; the session's id.
+    pub(super) fn opened(env: &Env) -> (Acp, String) {
+        let mut acp = Acp::start(env);
+        acp.initialize();
+        let id = acp.new_session(env);
+        (acp, id)
+    }
+
+    /// Sends `text` as a prompt to session `id`; returns the request's id.
+    pub(super) fn prompt(&mut self, id: &str, text: &str) -> u64 {
+        self.request("session/prompt", text_prompt(id, text))
+    }
+
+    /// Prompts session `id` with `text` (every permission asked answered `cancelled`) and
+    /// asserts the turn ended normally; (what came before the response, the response).
+    pub(super) fn answer(&mut self, id: &str, text: &str) -> (Vec<Value>, Value) {
+        let pid = self.prompt(id, text);
+        let (seen, resp) =
+            self.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
+        assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+        (seen, resp)
+    }
+
     pub(super) fn new_session(&mut self, env: &Env) -> String {
         let (_, r) = self.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
         r["result"]["sessionId"]
@@ -141,6 +164,11 @@ impl Acp {
     }
 }
 
+/// The params of a `session/prompt` of `text` to session `id`.
+pub(super) fn text_prompt(id: &str, text: &str) -> Value {
+    json!({"sessionId": id, "prompt": [{"type": "text", "text": text}]})
+}
+
 pub(super) fn updates<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
     seen.iter()
         .filter(|m| m["method"] == "session/update")
@@ -156,13 +184,18 @@ pub(super) fn agent_text(seen: &[Value]) -> String {
         .collect()
 }
 
-pub(super) fn list_ids(env: &Env) -> Vec<String> {
-    let out = Command::new(BIN)
-        .args(["--list", "--json", "--workdir"])
-        .arg(&env.workdir)
+/// `neocode ARGS` in the env's workspace, run to its end.
+fn neocode(env: &Env, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
         .envs(vars(env))
+        .current_dir(&env.workdir)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+pub(super) fn list_ids(env: &Env) -> Vec<String> {
+    let out = neocode(env, &["--list", "--json"]);
     assert!(out.status.success(), "{out:?}");
     let v: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     v.iter()
@@ -186,10 +219,7 @@ fn an_editor_creates_prompts_with_an_approved_edit_lists_and_loads_a_session() {
     assert_eq!(init["result"]["agentInfo"]["name"], "neocode", "{init}");
     let id = acp.new_session(&env);
 
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write the notes"}]}),
-    );
+    let pid = acp.prompt(&id, "write the notes");
     let mut asked = Vec::new();
     let (seen, resp) = acp.until_response(pid, |req| {
         asked.push(req.clone());
@@ -255,13 +285,8 @@ fn a_rejected_call_is_not_run_and_the_model_is_told() {
         Reply::tool_calls(&[("call_1", "write_file", args)]),
         Reply::text("Understood, not writing."),
     ]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write nope"}]}),
-    );
+    let (mut acp, id) = Acp::opened(&env);
+    let pid = acp.prompt(&id, "write nope");
     let (seen, resp) = acp.until_response(
         pid,
         |_| json!({"outcome": {"outcome": "selected", "optionId": "reject_once"}}),
@@ -279,13 +304,8 @@ fn cancel_stops_the_prompt_with_stop_reason_cancelled() {
         .delays(Duration::from_secs(60), Duration::ZERO)
         .reply();
     let env = Env::new(vec![slow]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "take your time"}]}),
-    );
+    let (mut acp, id) = Acp::opened(&env);
+    let pid = acp.prompt(&id, "take your time");
     acp.send(&json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": id}}));
     let (_, resp) = acp.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
     assert_eq!(resp["result"]["stopReason"], "cancelled", "{resp}");
@@ -326,13 +346,8 @@ fn a_client_that_exits_mid_turn_leaves_the_turn_cancelled_and_stored() {
         .delays(Duration::from_secs(60), Duration::ZERO)
         .reply();
     let env = Env::new(vec![slow]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
-    acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "take your time"}]}),
-    );
+    let (mut acp, id) = Acp::opened(&env);
+    acp.prompt(&id, "take your time");
     // The turn has started once the prompt is stored; then the editor goes away.
     let mut waited = 0;
     while env.server.request_count() == 0 {
@@ -343,12 +358,7 @@ fn a_client_that_exits_mid_turn_leaves_the_turn_cancelled_and_stored() {
     acp.close();
     let texts = env.texts(&id);
     assert_eq!(texts[0].1, "take your time", "{texts:?}");
-    let out = Command::new(BIN)
-        .args(["--list", "--json", "--workdir"])
-        .arg(&env.workdir)
-        .envs(vars(&env))
-        .output()
-        .unwrap();
+    let out = neocode(&env, &["--list", "--json"]);
     let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     let row = listed.iter().find(|s| s["id"] == id.as_str()).unwrap();
     assert_ne!(row["status"], "running", "{row}");
@@ -356,12 +366,7 @@ fn a_client_that_exits_mid_turn_leaves_the_turn_cancelled_and_stored() {
 
 /// `neocode show <id> --json` in the env.
 fn show(env: &Env, id: &str) -> Value {
-    let out = Command::new(BIN)
-        .args(["show", id, "--json"])
-        .envs(vars(env))
-        .current_dir(&env.workdir)
-        .output()
-        .unwrap();
+    let out = neocode(env, &["show", id, "--json"]);
     assert!(out.status.success(), "{out:?}");
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -376,13 +381,8 @@ fn a_client_that_dies_while_the_turn_streams_leaves_it_interrupted_and_resumable
         .delays(Duration::ZERO, Duration::from_millis(400))
         .reply();
     let env = Env::new(vec![slow, Reply::text("Resumed from the terminal.")]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
-    acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "stream slowly"}]}),
-    );
+    let (mut acp, id) = Acp::opened(&env);
+    acp.prompt(&id, "stream slowly");
     // The first chunk has arrived: the turn is streaming. Then the editor dies: both its
     // pipes close (neocode acp's next write finds no reader).
     loop {
@@ -442,13 +442,8 @@ fn a_client_that_dies_while_asked_for_permission_leaves_the_call_unrun_and_resum
         Reply::tool_calls(&[("call_1", "write_file", args)]),
         Reply::text("Resumed."),
     ]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
-    acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write never"}]}),
-    );
+    let (mut acp, id) = Acp::opened(&env);
+    acp.prompt(&id, "write never");
     while acp.next()["method"] != "session/request_permission" {}
     let started = std::time::Instant::now();
     let exit = acp.vanish();
@@ -492,10 +487,7 @@ fn auto_edit_mode_runs_the_edit_without_asking() {
         json!({"sessionId": id, "modeId": "yolo"}),
     );
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write it"}]}),
-    );
+    let pid = acp.prompt(&id, "write it");
     let mut asked = 0;
     let (_, resp) = acp.until_response(pid, |_| {
         asked += 1;
@@ -519,13 +511,8 @@ fn always_allow_keeps_the_rule_so_the_next_like_call_does_not_ask() {
         Reply::tool_calls(&[("call_2", "write_file", second)]),
         Reply::text("Both written."),
     ]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write a and b"}]}),
-    );
+    let (mut acp, id) = Acp::opened(&env);
+    let pid = acp.prompt(&id, "write a and b");
     let mut asked = Vec::new();
     let (_, resp) = acp.until_response(pid, |req| {
         asked.push(req["params"]["toolCall"]["toolCallId"].clone());
@@ -539,24 +526,14 @@ fn always_allow_keeps_the_rule_so_the_next_like_call_does_not_ask() {
 
 /// `neocode run --resume <id> <message>` in the env: its exit status, stdout and stderr.
 pub(super) fn run_resume(env: &Env, id: &str, message: &str) -> std::process::Output {
-    Command::new(BIN)
-        .args(["run", "--resume", id, message])
-        .envs(vars(env))
-        .current_dir(&env.workdir)
-        .output()
-        .unwrap()
+    neocode(env, &["run", "--resume", id, message])
 }
 
 /// A session with one answered prompt, made by an ACP process that is still open.
 fn prompted(acp: &mut Acp, env: &Env, text: &str) -> String {
     acp.initialize();
     let id = acp.new_session(env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": text}]}),
-    );
-    let (_, resp) = acp.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
-    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    acp.answer(&id, text);
     id
 }
 
@@ -630,12 +607,7 @@ fn resume_continues_without_replay_and_close_lets_neocode_run_resume_it() {
     );
     assert!(r.get("error").is_none(), "{r}");
     assert!(seen.is_empty(), "resume replays nothing: {seen:#?}");
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "again"}]}),
-    );
-    let (seen, resp) = acp.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
-    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    let (seen, resp) = acp.answer(&id, "again");
     assert_eq!(agent_text(&seen), "Second answer.");
     assert_eq!(env.texts(&id).len(), 4, "the session continued");
     // The turn's usage (the scripted reply reports 10 in, 5 out) rides on the response.
@@ -658,10 +630,7 @@ fn resume_continues_without_replay_and_close_lets_neocode_run_resume_it() {
 
     let (_, r) = acp.call("session/close", json!({"sessionId": id}));
     assert!(r.get("error").is_none(), "{r}");
-    let (_, r) = acp.call(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "closed?"}]}),
-    );
+    let (_, r) = acp.call("session/prompt", text_prompt(&id, "closed?"));
     assert_eq!(
         r["error"]["code"], -32602,
         "a closed session is unknown: {r}"
@@ -675,14 +644,9 @@ fn resume_continues_without_replay_and_close_lets_neocode_run_resume_it() {
 #[test]
 fn a_prompt_over_the_cap_is_a_json_rpc_error_and_nothing_is_stored() {
     let env = Env::new(vec![Reply::text("fine")]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
+    let (mut acp, id) = Acp::opened(&env);
     let huge = "x".repeat((1 << 20) + 1);
-    let (_, r) = acp.call(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": huge}]}),
-    );
+    let (_, r) = acp.call("session/prompt", text_prompt(&id, &huge));
     assert_eq!(r["error"]["code"], -32602, "{}", &r.to_string()[..200]);
     let msg = r["error"]["message"].as_str().unwrap();
     assert!(
@@ -692,12 +656,7 @@ fn a_prompt_over_the_cap_is_a_json_rpc_error_and_nothing_is_stored() {
     assert!(env.texts(&id).is_empty());
     assert_eq!(env.server.request_count(), 0);
     // Still serving, and the session still takes prompts.
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "small"}]}),
-    );
-    let (_, resp) = acp.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
-    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    acp.answer(&id, "small");
     acp.close();
 }
 
@@ -718,10 +677,7 @@ fn a_second_process_on_an_open_session_is_told_which_process_holds_it() {
     let holder = format!("pid {}", first.child.id());
     assert!(msg.contains(&holder) && msg.contains(&id), "{msg}");
     assert!(seen.is_empty(), "nothing is replayed: {seen:#?}");
-    let (_, r) = second.call(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "mine now"}]}),
-    );
+    let (_, r) = second.call("session/prompt", text_prompt(&id, "mine now"));
     assert_eq!(r["error"]["code"], -32602, "{r}");
 
     // Once the first closes it, the second loads and prompts it.
@@ -732,12 +688,7 @@ fn a_second_process_on_an_open_session_is_told_which_process_holds_it() {
         json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
     );
     assert!(r.get("error").is_none(), "{r}");
-    let pid = second.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "mine now"}]}),
-    );
-    let (_, resp) = second.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
-    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    second.answer(&id, "mine now");
     first.close();
     second.close();
 }

@@ -60,12 +60,7 @@ fn as_editor(
                 let tid = format!("term-{}", terms.len() + 1);
                 let out = scratch.join(format!("{tid}.out"));
                 let file = std::fs::File::create(&out).unwrap();
-                let args: Vec<&str> = p["args"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap())
-                    .collect();
+                let args: Vec<&str> = args_of(p);
                 let child = Command::new(p["command"].as_str().unwrap())
                     .args(&args)
                     .current_dir(p["cwd"].as_str().unwrap())
@@ -128,17 +123,22 @@ fn methods(seen: &[Value]) -> Vec<&str> {
     seen.iter().filter_map(|m| m["method"].as_str()).collect()
 }
 
+/// The `args` of a `terminal/create` request's params.
+fn args_of(p: &Value) -> Vec<&str> {
+    p["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect()
+}
+
 /// `terminal/create` asked for neocode's wrapper around `command`: `env -i` (no secrets),
 /// the sandbox helper when the sandbox is enforced here, the shell with the command.
 fn wrapper_asked(p: &Value, id: &str, command: &str, env: &Env, enforced: bool) {
     assert_eq!(p["sessionId"], id);
     assert_eq!(p["command"], "/usr/bin/env", "{p}");
-    let args: Vec<&str> = p["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let args: Vec<&str> = args_of(p);
     assert_eq!(args[0], "-i", "the environment is cleared: {args:?}");
     assert!(
         !args.iter().any(|a| a.contains("sk-test-acp")),
@@ -179,10 +179,7 @@ fn with_the_editors_terminal_the_command_runs_there_in_neocodes_sandbox_and_is_s
         Reply::text("Ran it."),
     ]);
     let (mut acp, id) = start_with_terminal(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "run it"}]}),
-    );
+    let pid = acp.prompt(&id, "run it");
     let (seen, resp) = as_editor(&mut acp, pid, outside.path(), |_, _| {});
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
 
@@ -262,10 +259,7 @@ fn cancel_during_a_command_in_the_editors_terminal_kills_and_releases_it() {
         Reply::text("never asked"),
     ]);
     let (mut acp, id) = start_with_terminal(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "sleep"}]}),
-    );
+    let pid = acp.prompt(&id, "sleep");
     let started = Instant::now();
     let sid = id.clone();
     let (seen, resp) = as_editor(&mut acp, pid, scratch.path(), |acp, _| {
@@ -310,10 +304,7 @@ fn a_command_past_its_time_limit_in_the_editors_terminal_is_killed_and_the_model
         Reply::text("It timed out."),
     ]);
     let (mut acp, id) = start_with_terminal(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "sleep"}]}),
-    );
+    let pid = acp.prompt(&id, "sleep");
     let started = Instant::now();
     let (seen, resp) = as_editor(&mut acp, pid, scratch.path(), |_, _| {});
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");

@@ -5,7 +5,6 @@ use crate::support::bridge::Env;
 use crate::support::pty::Pty;
 use neocode::session::Role;
 use neocode::testkit::scripted::Reply;
-use serde_json::json;
 
 use super::acp_process::Acp;
 
@@ -15,15 +14,8 @@ fn a_session_an_editor_started_continues_in_the_tui() {
         Reply::text("First answer, from the editor's turn."),
         Reply::text("Second answer, in the terminal."),
     ]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let id = acp.new_session(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "hello from the editor"}]}),
-    );
-    let (_, resp) = acp.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
-    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    let (mut acp, id) = Acp::opened(&env);
+    acp.answer(&id, "hello from the editor");
     acp.close();
 
     let base = env.server.base_url();

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::support;
 use crate::support::agent::{Env, tool_message};
 use crate::support::assert_no_file_holds;
-use crate::support::{stderr, stdout};
+use crate::support::{stderr, stdout, warnings};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::Value;
@@ -93,13 +93,7 @@ fn json_events_and_prompt_from_stdin() {
         Reply::text("Nothing here."),
     ]);
     std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
-    let mut child = env
-        .cmd(Some(&srv), &["run", "--json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_fed(&srv, &["run", "--json", "-"]);
     child
         .stdin
         .take()
@@ -438,11 +432,7 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let lines = json_lines(&o);
-    assert!(
-        lines
-            .iter()
-            .any(|v| v["type"] == "warning" && v["code"] == "replaying_interrupted_calls")
-    );
+    assert!(!warnings(&lines, "replaying_interrupted_calls").is_empty());
     let reran: Vec<&str> = lines
         .iter()
         .filter(|v| v["type"] == "tool_result")
@@ -760,9 +750,8 @@ fn retries_are_shown_on_stderr_and_as_json_warnings() {
     let o = env.run(&srv, &["run", "--json", "--continue", "more"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let lines = json_lines(&o);
-    let w = lines
-        .iter()
-        .find(|v| v["type"] == "warning" && v["code"] == "retrying")
+    let w = *warnings(&lines, "retrying")
+        .first()
         .unwrap_or_else(|| panic!("{lines:?}"));
     assert_eq!(w["message"], "rate limited (429), retry 1/3 in 1 s");
     assert_eq!(lines.last().unwrap()["reason"], "completed");

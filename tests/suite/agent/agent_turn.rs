@@ -202,16 +202,8 @@ fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
 
     let s = env.sessions().load(&h.session_id).unwrap();
     let roles: Vec<Role> = s.messages.iter().map(|m| m.role).collect();
-    assert_eq!(
-        roles,
-        [
-            Role::User,
-            Role::Assistant,
-            Role::Tool,
-            Role::Tool,
-            Role::Assistant
-        ]
-    );
+    use Role::{Assistant as A, Tool as T, User as U};
+    assert_eq!(roles, [U, A, T, T, A]);
     assert_eq!(s.messages[1].tool_calls.len(), 2);
     assert_eq!(
         s.messages[1].tool_calls[1].arguments,
@@ -1243,16 +1235,8 @@ fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() 
     )));
     let s = sessions.load(&id).unwrap();
     let roles: Vec<Role> = s.messages.iter().map(|m| m.role).collect();
-    assert_eq!(
-        roles,
-        [
-            Role::User,
-            Role::Assistant,
-            Role::Tool,
-            Role::User,
-            Role::Assistant
-        ]
-    );
+    use Role::{Assistant as A, Tool as T, User as U};
+    assert_eq!(roles, [U, A, T, U, A]);
     assert_eq!(s.messages[3].text(), "also mention the size");
     let last = crate::support::last_message(&srv, 1);
     assert_eq!(last["role"], "user");

@@ -4,10 +4,10 @@
 //! with golden lines (ids and versions replaced), one per event type (docs/headless.md).
 
 use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use crate::support::agent::Env;
-use crate::support::{stderr, stdout};
+use crate::support::{stderr, stdout, warnings};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::{Value, json};
@@ -20,13 +20,7 @@ fn run(env: &Env, srv: &ScriptedServer, args: &[&str]) -> Output {
 
 /// Runs with `input` piped to standard input.
 fn run_piped(env: &Env, srv: &ScriptedServer, args: &[&str], input: &[u8]) -> Output {
-    let mut child = env
-        .cmd(Some(srv), args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_fed(srv, args);
     let mut stdin = child.stdin.take().unwrap();
     let data = input.to_vec();
     let writer = std::thread::spawn(move || {
@@ -389,10 +383,7 @@ fn a_server_that_refuses_structured_output_is_asked_again_without_it_and_told_on
     let o = run_with_schema(&env, &srv, "stream-json");
     assert!(o.status.success(), "{}", stderr(&o));
     let ls = lines(&o);
-    let warnings: Vec<&Value> = ls
-        .iter()
-        .filter(|v| v["type"] == "warning" && v["code"] == "structured_output_refused")
-        .collect();
+    let warnings = warnings(&ls, "structured_output_refused");
     assert_eq!(warnings.len(), 1, "said once: {ls:#?}");
     let said = warnings[0]["message"].as_str().unwrap();
     assert!(said.contains("response_format is not supported"), "{said}");

@@ -13,22 +13,66 @@ use serde_json::Value;
 
 const KEY: &str = "sk-lsp-test-KEY-41aa01";
 
+/// `neocode ARGS` against `srv`, asserted to succeed.
 fn run(env: &Env, srv: &ScriptedServer, args: &[&str]) -> Output {
-    env.cmd(Some(srv), args).output().unwrap()
+    let o = env.cmd(Some(srv), args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
+/// `neocode run --approve auto-edit PROMPT` against a model that answers `replies`; the
+/// server and the output (asserted to succeed).
+fn auto_edit(env: &Env, replies: Vec<Reply>, prompt: &str) -> (ScriptedServer, Output) {
+    let srv = ScriptedServer::start(replies).unwrap();
+    let o = run(env, &srv, &["run", "--approve", "auto-edit", prompt]);
+    (srv, o)
+}
+
+/// A model that writes `x = 1` into each of `paths` in turn (calls `w1`, `w2`, ...), then
+/// says `done`.
+fn writes(paths: &[&str]) -> Vec<Reply> {
+    let mut replies: Vec<Reply> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let (id, args) = (
+                format!("w{}", i + 1),
+                serde_json::json!({"path": p, "content": "x = 1\n"}).to_string(),
+            );
+            Reply::tool_calls(&[(id.as_str(), "write_file", args.as_str())])
+        })
+        .collect();
+    replies.push(Reply::text("done"));
+    replies
+}
+
+/// An env whose only language server is `name`, run as `command`, with `extra` config lines.
+fn env_with_server(name: &str, command: &str, extra: &str) -> Env {
+    Env::new(
+        KEY,
+        &format!("{extra}[lsp.servers.{name}]\ncommand = \"{command}\"\n"),
+    )
+}
+
+/// Waits long enough for a real server's first diagnostics.
+const WAIT: &str = "[lsp]\ndiagnostics_wait_ms = 30000\n";
+
+/// The `tool` messages `show last --json` prints, in order.
+fn shown_tool_messages(env: &Env) -> Vec<Value> {
+    let shown = env.cmd(None, &["show", "last", "--json"]).output().unwrap();
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    shown["last_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .cloned()
+        .collect()
 }
 
 /// The text of the last `tool` message of request `n`.
 fn last_tool_text(srv: &ScriptedServer, n: usize) -> String {
-    let body = srv.requests()[n].json();
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no tool message in {body:#}"))
-        .to_string()
+    crate::support::last_tool_text(&srv.requests()[n].json())
 }
 
 /// The folder holding `pyright-langserver`, installed when needed; `None` (said loudly)
@@ -49,6 +93,9 @@ fn language_servers() -> Option<String> {
     Some(dir)
 }
 
+/// A pyright command that is not there.
+const MISSING: &str = "/nonexistent/pyright-langserver";
+
 const BROKEN: &str =
     "def add(a: int, b: int) -> int:\n    return a + b\n\n\ntotal: int = add(1, \"two\")\n";
 
@@ -57,28 +104,20 @@ fn a_type_error_an_edit_introduces_comes_back_with_its_line_and_goes_when_fixed(
     let Some(bin) = language_servers() else {
         return;
     };
-    let env = Env::new(
-        KEY,
-        &format!(
-            "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.pyright]\ncommand = \"{bin}/pyright-langserver\"\n"
-        ),
-    );
+    let env = env_with_server("pyright", &format!("{bin}/pyright-langserver"), WAIT);
     let write = serde_json::json!({"path": "calc.py", "content": BROKEN}).to_string();
     let fix = serde_json::json!({"path": "calc.py", "old_string": "add(1, \"two\")", "new_string": "add(1, 2)"})
         .to_string();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("w1", "write_file", &write)]),
-        Reply::text("I see the error."),
-        Reply::tool_calls(&[("e1", "edit_file", &fix)]),
-        Reply::text("Fixed."),
-    ])
-    .unwrap();
-    let o = run(
+    let (srv, _) = auto_edit(
         &env,
-        &srv,
-        &["run", "--approve", "auto-edit", "write calc.py"],
+        vec![
+            Reply::tool_calls(&[("w1", "write_file", &write)]),
+            Reply::text("I see the error."),
+            Reply::tool_calls(&[("e1", "edit_file", &fix)]),
+            Reply::text("Fixed."),
+        ],
+        "write calc.py",
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let first = last_tool_text(&srv, 1);
     assert!(first.starts_with("created calc.py"), "{first}");
     assert!(first.contains("pyright reports 1 error"), "{first}");
@@ -88,12 +127,11 @@ fn a_type_error_an_edit_introduces_comes_back_with_its_line_and_goes_when_fixed(
         "{first}"
     );
 
-    let o = run(
+    run(
         &env,
         &srv,
         &["run", "--continue", "--approve", "auto-edit", "fix it"],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let second = last_tool_text(&srv, 3);
     assert!(second.starts_with("edited calc.py"), "{second}");
     assert!(
@@ -103,14 +141,8 @@ fn a_type_error_an_edit_introduces_comes_back_with_its_line_and_goes_when_fixed(
     assert!(!second.contains("error: "), "{second}");
 
     // The stored result is what `show` prints.
-    let shown = env.cmd(None, &["show", "last", "--json"]).output().unwrap();
-    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
-    let tool = shown["last_messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rfind(|m| m["role"] == "tool")
-        .unwrap();
+    let tools = shown_tool_messages(&env);
+    let tool = tools.last().unwrap();
     assert!(
         tool["text"]
             .as_str()
@@ -122,25 +154,8 @@ fn a_type_error_an_edit_introduces_comes_back_with_its_line_and_goes_when_fixed(
 
 #[test]
 fn a_missing_server_is_named_once_and_edits_still_work() {
-    let env = Env::new(
-        KEY,
-        "[lsp.servers.pyright]\ncommand = \"/nonexistent/pyright-langserver\"\n",
-    );
-    let w = |p: &str| serde_json::json!({"path": p, "content": "x = 1\n"}).to_string();
-    let (a, b, c) = (w("a.py"), w("b.py"), w("notes.txt"));
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("w1", "write_file", &a)]),
-        Reply::tool_calls(&[("w2", "write_file", &b)]),
-        Reply::tool_calls(&[("w3", "write_file", &c)]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    let o = run(
-        &env,
-        &srv,
-        &["run", "--approve", "auto-edit", "write files"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let env = env_with_server("pyright", MISSING, "");
+    let (srv, o) = auto_edit(&env, writes(&["a.py", "b.py", "notes.txt"]), "write files");
     let err = stderr(&o);
     assert_eq!(
         err.matches("/nonexistent/pyright-langserver").count(),
@@ -250,8 +265,7 @@ fn navigation_tools_answer_from_pyright_without_asking() {
     ])
     .unwrap();
     // The default policy asks before edits and commands; these only read, so nothing asks.
-    let o = run(&env, &srv, &["run", "where is greet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run(&env, &srv, &["run", "where is greet"]);
     let offered = srv.requests()[0].json()["tools"].to_string();
     for t in ["definition", "references", "hover", "symbols"] {
         assert!(offered.contains(&format!("\"{t}\"")), "{offered}");
@@ -282,28 +296,24 @@ fn typescript_language_server_reports_a_type_error_of_a_written_file() {
     let Some(bin) = language_servers() else {
         return;
     };
-    let env = Env::new(
-        KEY,
-        &format!(
-            "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.typescript]\ncommand = \"{bin}/typescript-language-server\"\n"
-        ),
+    let env = env_with_server(
+        "typescript",
+        &format!("{bin}/typescript-language-server"),
+        WAIT,
     );
     let write = serde_json::json!({
         "path": "src/app.ts",
         "content": "export function twice(n: number): number {\n  return n * 2;\n}\n\nconst s: string = twice(2);\n"
     })
     .to_string();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("w1", "write_file", &write)]),
-        Reply::text("ok"),
-    ])
-    .unwrap();
-    let o = run(
+    let (srv, _) = auto_edit(
         &env,
-        &srv,
-        &["run", "--approve", "auto-edit", "write app.ts"],
+        vec![
+            Reply::tool_calls(&[("w1", "write_file", &write)]),
+            Reply::text("ok"),
+        ],
+        "write app.ts",
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = last_tool_text(&srv, 1);
     assert!(text.contains("typescript reports 1 error"), "{text}");
     assert!(
@@ -319,20 +329,7 @@ fn a_server_that_never_answers_is_given_up_once_and_the_turn_goes_on() {
         KEY,
         "[lsp]\nstart_timeout_ms = 300\n[lsp.servers.pyright]\ncommand = \"/bin/sleep\"\nargs = [\"1000\"]\n",
     );
-    let w = |p: &str| serde_json::json!({"path": p, "content": "x = 1\n"}).to_string();
-    let (a, b) = (w("a.py"), w("b.py"));
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("w1", "write_file", &a)]),
-        Reply::tool_calls(&[("w2", "write_file", &b)]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    let o = run(
-        &env,
-        &srv,
-        &["run", "--approve", "auto-edit", "write files"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (srv, o) = auto_edit(&env, writes(&["a.py", "b.py"]), "write files");
     let err = stderr(&o);
     assert_eq!(
         err.matches("no answer to `initialize` within 300 ms")
@@ -354,10 +351,7 @@ fn a_server_that_never_answers_is_given_up_once_and_the_turn_goes_on() {
 
 #[test]
 fn no_language_server_starts_in_a_workspace_whose_settings_are_not_trusted() {
-    let env = Env::new(
-        KEY,
-        "[lsp.servers.pyright]\ncommand = \"/nonexistent/pyright-langserver\"\n",
-    );
+    let env = env_with_server("pyright", MISSING, "");
     // A cloned repository that declares a rule and was never trusted.
     std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
     std::fs::write(
@@ -365,18 +359,7 @@ fn no_language_server_starts_in_a_workspace_whose_settings_are_not_trusted() {
         "deny = [\"run_command(rm:*)\"]\n",
     )
     .unwrap();
-    let a = serde_json::json!({"path": "a.py", "content": "x = 1\n"}).to_string();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("w1", "write_file", &a)]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    let o = run(
-        &env,
-        &srv,
-        &["run", "--approve", "auto-edit", "write a file"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (srv, o) = auto_edit(&env, writes(&["a.py"]), "write a file");
     let err = stderr(&o);
     // The server was never tried: the missing binary is not even named.
     assert!(!err.contains("/nonexistent/pyright-langserver"), "{err}");
@@ -413,13 +396,7 @@ fn clangd_reports_a_type_error_an_edit_introduces_and_it_goes_when_fixed() {
     let Some(clangd) = clangd() else {
         return;
     };
-    let env = Env::new(
-        KEY,
-        &format!(
-            "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.clangd]\ncommand = \"{}\"\n",
-            clangd.display()
-        ),
-    );
+    let env = env_with_server("clangd", &clangd.display().to_string(), WAIT);
     let write = serde_json::json!({"path": "main.c", "content": C_BROKEN}).to_string();
     let (fix, _) = c_edits();
     let srv = ScriptedServer::start(vec![
@@ -433,7 +410,6 @@ fn clangd_reports_a_type_error_an_edit_introduces_and_it_goes_when_fixed() {
         &srv,
         &["run", "--json", "--approve", "auto-edit", "write main.c"],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let first = last_tool_text(&srv, 1);
     assert!(first.starts_with("created main.c"), "{first}");
     assert!(first.contains("clangd reports 1 error"), "{first}");
@@ -485,19 +461,12 @@ fn clangd_reports_a_type_error_an_edit_introduces_and_it_goes_when_fixed() {
     assert!(text.contains("  diagnostics: 1 error"), "{text}");
     assert!(text.contains("    error   main.c:4:"), "{text}");
     assert!(text.contains("(clangd)"), "{text}");
-    let shown = env.cmd(None, &["show", "last", "--json"]).output().unwrap();
-    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
-    let results: Vec<&Value> = shown["last_messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .collect();
+    let results = shown_tool_messages(&env);
     assert_eq!(
         results[0]["diagnostics"]["items"][0]["line"], 4,
-        "{shown:#}"
+        "{results:#?}"
     );
-    assert_eq!(results[1]["diagnostics"]["errors"], 0, "{shown:#}");
+    assert_eq!(results[1]["diagnostics"]["errors"], 0, "{results:#?}");
 }
 
 #[test]
@@ -550,7 +519,6 @@ fn a_server_killed_between_two_edits_is_named_once_and_started_again() {
         &["run", "--approve", "never-ask", "edit main.c"],
     );
     let took = started.elapsed();
-    assert!(o.status.success(), "{}", stderr(&o));
     assert!(last_tool_text(&srv, 1).contains("clangd reports 1 error"));
     // The edit after each kill: the server was started again and answered.
     let fixed = last_tool_text(&srv, 3);

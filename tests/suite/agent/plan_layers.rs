@@ -6,11 +6,11 @@
 //! without git the steps work in the workspace itself.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::agent::{Env, drive};
 use crate::support::finish;
+use crate::support::git::{git, repo};
 
 use neocode::runtime::agent::{Agent, FailCode, FinishReason, PlanRequest, Target, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
@@ -23,34 +23,6 @@ const DELAY: Duration = Duration::from_millis(300);
 /// A delay long enough for every step of a layer to ask before the first is answered, even
 /// on a loaded machine (each step's start makes its worktree first).
 const SURE: Duration = Duration::from_millis(1000);
-
-/// Runs git in `dir` (a test identity, no global config); its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Makes `dir` a repository with one commit (README.md).
-fn repo(dir: &Path) {
-    std::fs::write(dir.join("README.md"), "hello\n").unwrap();
-    git(dir, &["init", "-q"]);
-    git(dir, &["add", "README.md"]);
-    git(dir, &["commit", "-qm", "first"]);
-}
 
 fn draft(plan: &Value) -> Vec<Reply> {
     vec![
@@ -224,14 +196,10 @@ fn without_git_the_steps_of_a_layer_work_in_the_workspace_itself() {
     }
 }
 
-#[test]
-fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left() {
-    let plan = json!({"steps": [
-        {"id": "a", "title": "Reword the readme"},
-        {"id": "b", "title": "Reword it too"},
-        {"id": "c", "title": "Check it", "depends_on": ["a", "b"]},
-    ]});
-    let (env, srv) = Env::new(KEY, "").with_server(draft(&plan));
+/// A repository whose model drafts `plan`, then has its first two steps (together) write
+/// README.md each its own way.
+fn two_rewordings(plan: &Value) -> (Env, ScriptedServer) {
+    let (env, srv) = Env::new(KEY, "").with_server(draft(plan));
     repo(&env.workdir);
     srv.push([
         slower_write("w1", "README.md", "hello from one\n", SURE),
@@ -239,6 +207,17 @@ fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left(
         Reply::text("Reworded."),
         Reply::text("Reworded."),
     ]);
+    (env, srv)
+}
+
+#[test]
+fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left() {
+    let plan = json!({"steps": [
+        {"id": "a", "title": "Reword the readme"},
+        {"id": "b", "title": "Reword it too"},
+        {"id": "c", "title": "Check it", "depends_on": ["a", "b"]},
+    ]});
+    let (env, srv) = two_rewordings(&plan);
     let agent = env.agent(&srv);
     let (id, evs) = run(&agent, Target::New, req(Some("reword"), 2));
     let message = match finish(&evs) {
@@ -289,30 +268,8 @@ fn the_command_line_says_which_step_conflicts_and_how_to_go_on() {
         {"id": "one", "title": "Reword the readme"},
         {"id": "two", "title": "Reword it too"},
     ]});
-    let (env, srv) = Env::new(KEY, "").with_server(draft(&plan));
-    repo(&env.workdir);
-    srv.push([
-        slower_write("w1", "README.md", "hello from one\n", SURE),
-        slower_write("w2", "README.md", "hello from two\n", SURE),
-        Reply::text("Reworded."),
-        Reply::text("Reworded."),
-    ]);
-    let out = env
-        .cmd(
-            Some(&srv),
-            &[
-                "run",
-                "--plan",
-                "--yes",
-                "--width",
-                "2",
-                "--approve",
-                "auto-edit",
-                "reword",
-            ],
-        )
-        .output()
-        .unwrap();
+    let (env, srv) = two_rewordings(&plan);
+    let out = env.run_plan(&srv, &["--width", "2", "--approve", "auto-edit", "reword"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(

@@ -550,22 +550,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     let (env, srv, marks) = three_slow_readers();
     // Two drafting calls, then room for two more: the third step's first call, and every
     // step's second call, must not be made.
-    let out = env
-        .cmd(
-            Some(&srv),
-            &[
-                "run",
-                "--plan",
-                "--yes",
-                "--width",
-                "3",
-                "--max-turns",
-                "4",
-                "three looks",
-            ],
-        )
-        .output()
-        .unwrap();
+    let out = env.run_plan(&srv, &["--width", "3", "--max-turns", "4", "three looks"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "paused by the budget: {stderr}");
     assert!(stderr.contains("max_turns"), "{stderr}");
@@ -1022,13 +1007,7 @@ fn run_plan_json_reports_the_plan_and_every_step() {
     let two = json!({"steps": [{"id": "a", "title": "A"}, {"id": "b", "title": "B", "depends_on": ["a"]}]});
     let srv = ScriptedServer::start(draft(&two)).unwrap();
     srv.push([Reply::text("RESULT-a"), Reply::text("FAILED: no way")]);
-    let out = env
-        .cmd(
-            Some(&srv),
-            &["run", "--plan", "--yes", "--json", "two steps"],
-        )
-        .output()
-        .unwrap();
+    let out = env.run_plan(&srv, &["--json", "two steps"]);
     assert_eq!(out.status.code(), Some(1));
     let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()

@@ -3,9 +3,10 @@
 //! 127.0.0.1 received), its agent and skill offered, and its hook run only while enabled.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::agent::Env;
+use crate::support::git::git;
 use crate::support::{stderr, stdout};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer};
@@ -211,21 +212,6 @@ fn a_plugin_added_from_a_folder_is_used_only_once_enabled() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!installed.exists());
     assert!(stdout(&neocode(&env, &["plugin", "list"])).contains("no plugins installed"));
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
 }
 
 #[test]

@@ -4,45 +4,17 @@
 //! afterwards; a hostile repository's config runs nothing; without git it is refused.
 
 use std::path::Path;
-use std::process::Command;
 
-use super::subagents::{calls, child_of, listed_children, results};
+use super::subagents::{calls, child_of, child_writes, listed_children, results};
 use crate::support::agent::{Env, drive, watch};
 use crate::support::finish;
+use crate::support::git::{git, repo};
 
 use neocode::runtime::agent::{FinishReason, Target, TurnCommand, TurnEvent};
 use neocode::testkit::scripted::Reply;
 use serde_json::json;
 
 const KEY: &str = "sk-worktree-test-KEY-81c3";
-
-/// Runs git in `dir` (a test identity, no global config); its stdout.
-pub(super) fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Makes `dir` a repository with one commit (README.md).
-pub(super) fn repo(dir: &Path) {
-    std::fs::write(dir.join("README.md"), "hello\n").unwrap();
-    git(dir, &["init", "-q"]);
-    git(dir, &["add", "README.md"]);
-    git(dir, &["commit", "-qm", "first"]);
-}
 
 /// Approves every question (the turn's own and its sub-agents').
 fn approve(e: &TurnEvent) -> Option<TurnCommand> {
@@ -57,24 +29,11 @@ fn approve(e: &TurnEvent) -> Option<TurnCommand> {
 }
 
 /// The replies of a parent whose one worktree child writes `out.txt`.
-fn child_writes() -> Vec<Reply> {
-    vec![
-        calls(&[(
-            "t1",
-            "task",
-            json!({"prompt": "Write the file", "worktree": true}),
-        )]),
-        calls(&[(
-            "c1",
-            "write_file",
-            json!({"path": "out.txt", "content": "from the child\n"}),
-        )]),
-        Reply::text("Wrote out.txt."),
-        Reply::text("The child wrote it."),
-    ]
+fn worktree_child_writes() -> Vec<Reply> {
+    child_writes(json!({"prompt": "Write the file", "worktree": true}))
 }
 
-/// Runs a parent through [`child_writes`]; its id and its `task` result.
+/// Runs a parent through [`worktree_child_writes`]; its id and its `task` result.
 fn run_parent(env: &Env, srv: &neocode::testkit::scripted::ScriptedServer) -> (String, String) {
     let agent = env.agent(srv);
     let h = watch(&agent, Target::New, "Have it written");
@@ -96,7 +55,7 @@ fn short(id: &str) -> String {
 
 #[test]
 fn a_worktree_child_writes_on_its_branch_and_its_diff_comes_back() {
-    let (env, srv) = Env::new(KEY, "").with_server(child_writes());
+    let (env, srv) = Env::new(KEY, "").with_server(worktree_child_writes());
     repo(&env.workdir);
     let (parent, text) = run_parent(&env, &srv);
     let reqs = srv.requests();
@@ -137,7 +96,7 @@ fn a_worktree_child_writes_on_its_branch_and_its_diff_comes_back() {
 #[test]
 fn with_keep_worktrees_the_worktree_stays_and_the_result_says_where() {
     let (env, srv) =
-        Env::new(KEY, "\n[agents]\nkeep_worktrees = true\n").with_server(child_writes());
+        Env::new(KEY, "\n[agents]\nkeep_worktrees = true\n").with_server(worktree_child_writes());
     repo(&env.workdir);
     let (_, text) = run_parent(&env, &srv);
     let child = child_of(&text);
@@ -177,7 +136,7 @@ fn a_worktree_child_outside_a_repository_is_refused() {
 
 #[test]
 fn a_hostile_repository_config_runs_nothing_when_the_worktree_is_made_and_removed() {
-    let (env, srv) = Env::new(KEY, "").with_server(child_writes());
+    let (env, srv) = Env::new(KEY, "").with_server(worktree_child_writes());
     let ws = &env.workdir;
     std::fs::write(ws.join(".gitattributes"), "* filter=evil\n").unwrap();
     repo(ws);

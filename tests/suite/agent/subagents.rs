@@ -36,6 +36,21 @@ fn slow(text: &str, ms: u64) -> Reply {
 }
 
 /// The tool results the parent stored, by call id, in stored order.
+/// The replies of a parent whose one child, started with `task` arguments `task`, writes
+/// `out.txt`.
+pub(super) fn child_writes(task: Value) -> Vec<Reply> {
+    vec![
+        calls(&[("t1", "task", task)]),
+        calls(&[(
+            "c1",
+            "write_file",
+            json!({"path": "out.txt", "content": "from the child\n"}),
+        )]),
+        Reply::text("Wrote out.txt."),
+        Reply::text("The child wrote it."),
+    ]
+}
+
 pub(super) fn results(env: &Env, id: &str) -> Vec<(String, String, bool)> {
     env.sessions()
         .load(id)
@@ -385,20 +400,9 @@ fn profiles_pick_the_childs_tools_model_and_instructions_and_untrusted_ones_are_
 
 #[test]
 fn a_childs_question_reaches_the_parents_front_end_and_its_profile_cannot_widen_the_policy() {
-    let (env, srv) = Env::new(KEY, "").with_server(vec![
-        calls(&[(
-            "t1",
-            "task",
-            json!({"prompt": "Write the file", "agent": "writer"}),
-        )]),
-        calls(&[(
-            "c1",
-            "write_file",
-            json!({"path": "out.txt", "content": "from the child\n"}),
-        )]),
-        Reply::text("Wrote out.txt."),
-        Reply::text("The child wrote it."),
-    ]);
+    let (env, srv) = Env::new(KEY, "").with_server(child_writes(
+        json!({"prompt": "Write the file", "agent": "writer"}),
+    ));
     // The profile asks for never-ask; the parent runs under `ask`: the child asks.
     let home_agents = env.home.join("agents");
     std::fs::create_dir_all(&home_agents).unwrap();

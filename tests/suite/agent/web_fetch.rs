@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
 use crate::support::agent::{Env, tool_message};
-use crate::support::{stderr, stdout};
+use crate::support::{last_tool_text, stderr, stdout};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 
 const KEY: &str = "sk-web-fetch-test-31c9";
@@ -123,7 +123,7 @@ fn an_allowed_page_comes_back_as_markdown_once_approved() {
     assert_eq!(stdout(&o), "It says run make.\n");
     assert_eq!(site.asked(), vec!["/guide"]);
     let seen = srv.requests()[3].json();
-    let text = tool_message_last(&seen);
+    let text = last_tool_text(&seen);
     assert!(text.contains("Title: Guide"), "{text}");
     assert!(text.contains("# Build"), "{text}");
     assert!(text.contains("Run `make`."), "{text}");
@@ -138,19 +138,6 @@ fn fetched_under_never_ask(env: &Env, srv: &ScriptedServer) -> String {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     result_seen(srv)
-}
-
-fn tool_message_last(body: &serde_json::Value) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 #[test]

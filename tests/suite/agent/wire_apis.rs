@@ -54,6 +54,41 @@ fn claude_done(input: u64) -> Reply {
         .reply()
 }
 
+/// A Messages reply of `text` (in two chunks) to a prompt of `input` tokens, stopping for
+/// `stop` after `output` tokens.
+fn claude_says(input: u64, text: &str, stop: &str, output: u64) -> Reply {
+    Messages::start(input, 0, 0)
+        .text(text, 2)
+        .stop(stop, output)
+        .reply()
+}
+
+/// A Messages reply that thinks (signed `sig-old`) and says "hello": what a model switch
+/// must not send to another family.
+fn claude_thinks_hello() -> Reply {
+    Messages::start(5, 0, 0)
+        .thinking("hm", "sig-old", 1)
+        .text("hello", 1)
+        .stop("end_turn", 3)
+        .reply()
+}
+
+/// A Responses reply that says "hi".
+fn gpt_says_hi() -> Reply {
+    ResponsesStream::start()
+        .text("hi", 1)
+        .completed(5, 0, 1, 0)
+        .reply()
+}
+
+/// A Messages reply calling `list_dir` on `.` as `id`, with these token counts.
+fn claude_lists_dir(id: &str, input: u64, cache_read: u64, output: u64) -> Reply {
+    Messages::start(input, cache_read, 0)
+        .tool_use(id, "list_dir", r#"{"path":"."}"#, 2)
+        .stop("tool_use", output)
+        .reply()
+}
+
 fn anthropic_tool_turn() -> Vec<Reply> {
     vec![
         overloaded(),
@@ -234,19 +269,12 @@ fn a_responses_tool_turn_replays_encrypted_reasoning_across_processes() {
 fn a_switch_of_model_leaves_foreign_reasoning_out_and_says_so_once() {
     let (env, srv) =
         Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 1024\n").with_server(vec![
-            Messages::start(5, 0, 0)
-                .thinking("hm", "sig-old", 1)
-                .text("hello", 1)
-                .stop("end_turn", 3)
-                .reply(),
+            claude_thinks_hello(),
             Messages::start(5, 0, 0)
                 .text("again", 1)
                 .stop("end_turn", 3)
                 .reply(),
-            ResponsesStream::start()
-                .text("hi", 1)
-                .completed(5, 0, 1, 0)
-                .reply(),
+            gpt_says_hi(),
         ]);
     env.run_model(&srv, "claude-sonnet-4-5-20250929", &["run", "hi"]);
     // Another model family of the same API: no thinking block goes to it.
@@ -305,14 +333,8 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
     );
     std::fs::write(env.home.join("config.toml"), config).unwrap();
     std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
-    let srv = ScriptedServer::start(vec![
-        Messages::start(5, 0, 0)
-            .tool_use("toolu_9", "list_dir", r#"{"path":"."}"#, 2)
-            .stop("tool_use", 3)
-            .reply(),
-        claude_done(5),
-    ])
-    .unwrap();
+    let srv =
+        ScriptedServer::start(vec![claude_lists_dir("toolu_9", 5, 0, 3), claude_done(5)]).unwrap();
     let o = env
         .cmd(Some(&srv), &["run", "look"])
         .env_remove("NEOCODE_API_KEY")
@@ -351,10 +373,7 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
 #[test]
 fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
     let (env, srv) = Env::new(KEY, "api = \"anthropic\"\n").with_server(vec![
-        Messages::start(5, 0, 0)
-            .text("The first half of", 2)
-            .stop("max_tokens", 16000)
-            .reply(),
+        claude_says(5, "The first half of", "max_tokens", 16000),
         Messages::start(5, 0, 0).stop("refusal", 0).reply(),
     ]);
     // A reply cut at the output limit is kept incomplete and pauses the session (exit 3),
@@ -433,10 +452,7 @@ fn dollars_are_counted_per_priced_call_and_max_cost_pauses_until_raised() {
     std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
     // claude-sonnet-4-5: 10k input ($0.03) + 50k cache reads ($0.015) + 10k output ($0.15).
     let srv = ScriptedServer::start(vec![
-        Messages::start(10_000, 50_000, 0)
-            .tool_use("toolu_1", "list_dir", r#"{"path":"."}"#, 2)
-            .stop("tool_use", 10_000)
-            .reply(),
+        claude_lists_dir("toolu_1", 10_000, 50_000, 10_000),
         claude_done(10),
     ])
     .unwrap();
@@ -512,14 +528,8 @@ fn a_server_that_is_not_the_configured_api_is_named_not_taken_for_a_cut() {
 #[test]
 fn a_paused_turn_is_continued_with_what_it_said_so_far() {
     let (env, srv) = Env::new(KEY, "api = \"anthropic\"\n").with_server(vec![
-        Messages::start(5, 0, 0)
-            .text("Part one. ", 2)
-            .stop("pause_turn", 4)
-            .reply(),
-        Messages::start(9, 0, 0)
-            .text("Part two.", 2)
-            .stop("end_turn", 3)
-            .reply(),
+        claude_says(5, "Part one. ", "pause_turn", 4),
+        claude_says(9, "Part two.", "end_turn", 3),
     ]);
     let o = env.run_model(&srv, CLAUDE, &["run", "go"]);
     assert_eq!(
@@ -547,12 +557,7 @@ fn a_connection_reset_before_the_reply_is_asked_once_more_for_every_api() {
             .completed(10, 0, 3, 0)
             .reply()
     };
-    let anthropic = || {
-        Messages::start(10, 0, 0)
-            .text("after the reset", 2)
-            .stop("end_turn", 3)
-            .reply()
-    };
+    let anthropic = || claude_says(10, "after the reset", "end_turn", 3);
     let cases: [(&str, &dyn Fn() -> Reply); 3] = [
         ("chat", &chat),
         ("responses", &responses),
@@ -640,18 +645,7 @@ fn a_session_keeps_its_dollars_and_profile_for_the_list_after_two_priced_turns()
 
 #[test]
 fn a_switch_of_profile_gives_the_session_its_model_and_leaves_foreign_reasoning_out() {
-    let srv = ScriptedServer::start(vec![
-        Messages::start(5, 0, 0)
-            .thinking("hm", "sig-old", 1)
-            .text("hello", 1)
-            .stop("end_turn", 3)
-            .reply(),
-        ResponsesStream::start()
-            .text("hi", 1)
-            .completed(5, 0, 1, 0)
-            .reply(),
-    ])
-    .unwrap();
+    let srv = ScriptedServer::start(vec![claude_thinks_hello(), gpt_says_hi()]).unwrap();
     let env = Env::new(
         KEY,
         &format!(

@@ -6,13 +6,13 @@
 
 use crate::support::text::has;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::support::agent::Env;
 use crate::support::cli::assert_harmless;
 use crate::support::hostile_repo::HostileRepo;
 use crate::support::tool_text;
-use crate::support::{stderr, stdout};
+use crate::support::{stderr, stdout, warnings};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
@@ -140,9 +140,8 @@ fn never_ask_does_not_imply_trust() {
         .find(|l| l["type"] == "tool_result" && l["call_id"] == "c1")
         .unwrap();
     assert_eq!(result["permission"]["by"], "policy", "{result:#}");
-    let warning = lines
-        .iter()
-        .find(|l| l["type"] == "warning" && l["code"] == "workspace_untrusted")
+    let warning = *warnings(&lines, "workspace_untrusted")
+        .first()
         .unwrap_or_else(|| panic!("{lines:#?}"));
     assert!(
         warning["message"].as_str().unwrap().contains(LEFT_OUT),
@@ -369,13 +368,7 @@ fn rules_skills_hooks_and_doctor_say_what_was_left_out() {
 fn the_bridge_goes_on_without_them_and_says_so_once() {
     let (env, evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]).unwrap();
-    let mut child = env
-        .cmd(Some(&srv), &["bridge"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_fed(&srv, &["bridge"]);
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut events = Vec::new();
@@ -397,10 +390,7 @@ fn the_bridge_goes_on_without_them_and_says_so_once() {
     }
     drop(stdin);
     assert!(child.wait().unwrap().success());
-    let warnings: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "warning" && e["code"] == "workspace_untrusted")
-        .collect();
+    let warnings = warnings(&events, "workspace_untrusted");
     assert_eq!(warnings.len(), 1, "{events:#?}");
     let msg = warnings[0]["message"].as_str().unwrap();
     assert!(msg.contains("--trust-workspace"), "{msg}");

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::subagent_worktrees::{git, repo};
 use crate::support::agent::Env;
+use crate::support::git::{git, repo};
 use crate::support::{stderr, stdout};
 
 use neocode::runtime::agent::Lease;

@@ -9,6 +9,7 @@ use crate::support::bridge::{
     Env, NotJson, PLAIN_TURN, WARNED_TURN, find, json_lines, session_id, until,
 };
 use crate::support::pty;
+use crate::support::warnings;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -761,17 +762,8 @@ fn after_compaction_the_full_history_still_continues_the_session() {
     // Every message stays; the summary stands where the compaction happened.
     let stored = env.sessions().load(&id).unwrap().messages;
     let roles: Vec<Role> = stored.iter().map(|m| m.role).collect();
-    assert_eq!(
-        roles,
-        [
-            Role::User,
-            Role::Assistant,
-            Role::User,
-            Role::System,
-            Role::Assistant
-        ],
-        "{stored:#?}"
-    );
+    use Role::{Assistant as A, System as S, User as U};
+    assert_eq!(roles, [U, A, U, S, A], "{stored:#?}");
     assert_eq!(stored[3].context_from(), Some(3));
 
     // The caller still sends the whole conversation, which the store holds too.
@@ -968,9 +960,8 @@ fn a_reply_cut_by_a_clean_close_fails_the_turn_and_the_retry_asks_again() {
 fn retries_reach_the_caller_as_retrying_warnings() {
     let env = Env::new(vec![Reply::rate_limited(1), Reply::text("after a wait")]);
     let ev = env.raw(&[chat(json!({"request_id": "r1", "messages": [user("hi")]}))]);
-    let w = ev
-        .iter()
-        .find(|e| e["type"] == "warning" && e["code"] == "retrying")
+    let w = *warnings(&ev, "retrying")
+        .first()
         .unwrap_or_else(|| panic!("{ev:#?}"));
     assert_eq!(w["message"], "rate limited (429), retry 1/3 in 1 s");
     assert_eq!(w["request_id"], "r1");
@@ -1139,8 +1130,7 @@ fn a_tool_call_in_a_callers_history_is_answered_not_run_under_never_ask() {
         "{result}"
     );
     assert!(
-        !ev.iter()
-            .any(|e| e["type"] == "warning" && e["code"] == "replaying_interrupted_calls"),
+        warnings(&ev, "replaying_interrupted_calls").is_empty(),
         "{ev:#?}"
     );
     assert_eq!(find(&ev, "finish")["reason"], "completed");

@@ -68,6 +68,29 @@ fn bodies(srv: &ScriptedServer) -> Vec<Value> {
     srv.requests().iter().map(|r| r.json()).collect()
 }
 
+/// The one `echo` call of a chat tool turn.
+const ECHO: (&str, &str, &str) = ("call_1", "echo", r#"{"text":"ok"}"#);
+
+/// A llama-cpp-python-like server with a `window`-token context, answering the probe with
+/// one `echo` call.
+fn llama_like(window: u64) -> ScriptedServer {
+    ScriptedServer::start_llama_like(chat_answers(&[ECHO]), LlamaLike { window }).unwrap()
+}
+
+/// The Messages API's tool turn with one `echo` call and its follow-up, neither cached.
+fn messages_one_call() -> [Reply; 2] {
+    [
+        Messages::start(1200, 0, 0)
+            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 2)
+            .stop("tool_use", 20)
+            .reply(),
+        Messages::start(1260, 0, 0)
+            .text("ok", 1)
+            .stop("end_turn", 2)
+            .reply(),
+    ]
+}
+
 fn chat_answers(calls: &[(&str, &str, &str)]) -> Vec<Reply> {
     vec![
         Reply::text("ok"),
@@ -80,11 +103,7 @@ fn chat_answers(calls: &[(&str, &str, &str)]) -> Vec<Reply> {
 #[test]
 fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_does() {
     let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start_llama_like(
-        chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)]),
-        LlamaLike { window: 2048 },
-    )
-    .unwrap();
+    let srv = llama_like(2048);
     srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
@@ -126,7 +145,7 @@ fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_
 #[test]
 fn doctor_says_what_a_full_chat_server_does_and_asks_for_the_window_it_does_not_tell() {
     let (env, srv) = Env::new(KEY, "").with_server(chat_answers(&[
-        ("call_1", "echo", r#"{"text":"ok"}"#),
+        ECHO,
         ("call_2", "echo", r#"{"text":"yes"}"#),
     ]));
     let out = probed(&env, &srv);
@@ -161,8 +180,7 @@ fn doctor_says_what_a_full_chat_server_does_and_asks_for_the_window_it_does_not_
 #[test]
 fn doctor_uses_the_configured_window_when_the_server_tells_none() {
     let env = Env::new(KEY, "context_window = 4096\n");
-    let srv =
-        ScriptedServer::start(chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)])).unwrap();
+    let srv = ScriptedServer::start(chat_answers(&[ECHO])).unwrap();
     let out = probed(&env, &srv);
     has(
         &out,
@@ -241,19 +259,8 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
     assert!(follow.contains("toolu_2"), "{follow}");
 
     let plain = Env::new(KEY, "api = \"anthropic\"\n");
-    let srv = ScriptedServer::start(vec![
-        messages_ok(),
-        Messages::start(1200, 0, 0)
-            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 2)
-            .stop("tool_use", 20)
-            .reply(),
-        Messages::start(1260, 0, 0)
-            .text("ok", 1)
-            .stop("end_turn", 2)
-            .reply(),
-        messages_ok(),
-    ])
-    .unwrap();
+    let [call, follow_up] = messages_one_call();
+    let srv = ScriptedServer::start(vec![messages_ok(), call, follow_up, messages_ok()]).unwrap();
     let out = probed(&plain, &srv);
     row_starts(&out, "parallel tool calls", "not seen: one call per reply");
     row_starts(
@@ -313,16 +320,16 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
     assert!(input.contains("function_call_output"), "{input}");
 
     let plain = Env::new(KEY, "api = \"responses\"\n");
+    let no_call = || {
+        ResponsesStream::start()
+            .text("I cannot call tools.", 2)
+            .completed(1200, 0, 5, 0)
+            .reply()
+    };
     let srv = ScriptedServer::start(vec![
         responses_ok(),
-        ResponsesStream::start()
-            .text("I cannot call tools.", 2)
-            .completed(1200, 0, 5, 0)
-            .reply(),
-        ResponsesStream::start()
-            .text("I cannot call tools.", 2)
-            .completed(1200, 0, 5, 0)
-            .reply(),
+        no_call(),
+        no_call(),
         Reply::error(400, "text.format is not supported"),
     ])
     .unwrap();
@@ -389,11 +396,7 @@ fn doctor_names_a_refused_reasoning_round_trip() {
 fn doctor_fits_its_probe_to_a_small_window_configured_or_told_by_an_overflow() {
     for config in ["context_window = 2048\n", ""] {
         let env = Env::new(KEY, config);
-        let srv = ScriptedServer::start_llama_like(
-            chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)]),
-            LlamaLike { window: 2048 },
-        )
-        .unwrap();
+        let srv = llama_like(2048);
         let (code, out, err) = doctor(&env, Some(&srv), &[]);
         assert_eq!(code, 0, "{config:?}\n{out}\n{err}");
         assert_eq!(row(&out, "tool calls"), "supported", "{out}");
@@ -422,11 +425,7 @@ fn doctor_fits_its_probe_to_a_small_window_configured_or_told_by_an_overflow() {
 #[test]
 fn doctor_on_a_window_too_small_for_the_probe_says_what_to_set() {
     let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start_llama_like(
-        chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)]),
-        LlamaLike { window: 120 },
-    )
-    .unwrap();
+    let srv = llama_like(120);
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 1, "{out}\n{err}");
     let failed = row(&out, "FAILED");
@@ -443,17 +442,12 @@ fn doctor_on_a_window_too_small_for_the_probe_says_what_to_set() {
 #[test]
 fn doctor_names_system_as_text_when_the_system_blocks_are_refused() {
     let env = Env::new(KEY, "api = \"anthropic\"\nmax_retries = 0\n");
+    let [call, follow_up] = messages_one_call();
     let srv = ScriptedServer::start(vec![
         messages_ok(),
         Reply::error(400, "messages: system: Input should be a valid string"),
-        Messages::start(1200, 0, 0)
-            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 2)
-            .stop("tool_use", 20)
-            .reply(),
-        Messages::start(1260, 0, 0)
-            .text("ok", 1)
-            .stop("end_turn", 2)
-            .reply(),
+        call,
+        follow_up,
         messages_ok(),
     ])
     .unwrap();

@@ -9,6 +9,7 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use crate::support::agent::Env;
+use crate::support::git::git;
 use crate::support::{Rng, integrity_ok};
 use crate::support::{stderr, stdout};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
@@ -26,9 +27,21 @@ fn args(v: Value) -> String {
     v.to_string()
 }
 
+/// The arguments of an `edit_file` of `path` replacing `old` by `new`.
+fn edit(path: &str, old: &str, new: &str) -> String {
+    args(json!({"path": path, "old_string": old, "new_string": new}))
+}
+
+/// The arguments of a `write_file` of `content` into `path`.
+fn write(path: &str, content: &str) -> String {
+    args(json!({"path": path, "content": content}))
+}
+
 /// The binary's commands as a user types them.
 trait Rewinding {
     fn nc(&self, a: &[&str]) -> Output;
+    /// `neocode ARGS` against the scripted model `srv`, which must succeed; its stdout.
+    fn run(&self, srv: &ScriptedServer, a: &[&str]) -> String;
     fn shown(&self, id: &str) -> Value;
     fn file(&self, rel: &str) -> Option<(Vec<u8>, u32)>;
     fn put(&self, rel: &str, data: &str, mode: u32);
@@ -38,6 +51,10 @@ trait Rewinding {
 impl Rewinding for Env {
     fn nc(&self, a: &[&str]) -> Output {
         self.cmd(None, a).output().unwrap()
+    }
+
+    fn run(&self, srv: &ScriptedServer, a: &[&str]) -> String {
+        ok(self.cmd(Some(srv), a).output().unwrap())
     }
 
     fn shown(&self, id: &str) -> Value {
@@ -76,10 +93,7 @@ fn command_turn(env: &Env, command: &str, prompt: &str) -> ScriptedServer {
         Reply::text("done"),
     ])
     .unwrap();
-    ok(env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", prompt])
-        .output()
-        .unwrap());
+    env.run(&srv, &["run", "--approve", "never-ask", prompt]);
     srv
 }
 
@@ -90,52 +104,60 @@ fn two_turns(env: &Env) -> String {
     env.put("b.sh", "#!/bin/sh\necho b\n", 0o755);
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[
-            (
-                "e1",
-                "edit_file",
-                &args(json!({"path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"})),
-            ),
-            (
-                "w1",
-                "write_file",
-                &args(json!({"path": "new1.txt", "content": "one\n"})),
-            ),
+            ("e1", "edit_file", &edit("a.txt", "alpha", "ALPHA")),
+            ("w1", "write_file", &write("new1.txt", "one\n")),
         ]),
         Reply::text("turn one done"),
         Reply::tool_calls(&[
-            (
-                "w2",
-                "write_file",
-                &args(json!({"path": "b.sh", "content": "#!/bin/sh\necho B2\n"})),
-            ),
-            (
-                "e2",
-                "edit_file",
-                &args(json!({"path": "a.txt", "old_string": "ALPHA", "new_string": "beta"})),
-            ),
+            ("w2", "write_file", &write("b.sh", "#!/bin/sh\necho B2\n")),
+            ("e2", "edit_file", &edit("a.txt", "ALPHA", "beta")),
             (
                 "w3",
                 "write_file",
-                &args(json!({"path": "created2/nested.txt", "content": "nested\n"})),
+                &write("created2/nested.txt", "nested\n"),
             ),
         ]),
         Reply::text("turn two done"),
     ])
     .unwrap();
-    ok(env
-        .cmd(Some(&srv), &["run", "--approve", "auto-edit", "first"])
-        .output()
-        .unwrap());
-    ok(env
-        .cmd(
-            Some(&srv),
-            &["run", "--continue", "--approve", "auto-edit", "second"],
-        )
-        .output()
-        .unwrap());
+    env.run(&srv, &["run", "--approve", "auto-edit", "first"]);
+    env.run(
+        &srv,
+        &["run", "--continue", "--approve", "auto-edit", "second"],
+    );
     let id = env.shown("last")["id"].as_str().unwrap().to_string();
     assert_eq!(env.file("a.txt").unwrap().0, b"beta\n");
     id
+}
+
+/// Another home whose workspace holds the files [`two_turns`] touched, as they are in `env`'s
+/// now (bytes and modes).
+fn copy_of_two_turns_files(env: &Env) -> Env {
+    let other = Env::new(KEY, "");
+    for rel in ["a.txt", "b.sh", "new1.txt", "created2/nested.txt"] {
+        let (data, mode) = env.file(rel).unwrap();
+        let p = other.workdir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, data).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    other
+}
+
+/// The files of [`two_turns`] as the first turn left them: a.txt and b.sh with their bytes
+/// and modes, the second turn's created file gone.
+#[track_caller]
+fn assert_as_before_the_second_turn(env: &Env) {
+    assert_eq!(env.file("a.txt"), Some((b"ALPHA\n".to_vec(), 0o640)));
+    assert_eq!(
+        env.file("b.sh"),
+        Some((b"#!/bin/sh\necho b\n".to_vec(), 0o755))
+    );
+    assert_eq!(
+        env.file("created2/nested.txt"),
+        None,
+        "the created file is gone"
+    );
 }
 
 #[test]
@@ -150,16 +172,7 @@ fn rewinding_to_the_second_turn_restores_bytes_and_modes_and_keeps_the_original(
     let new_id = ok(o).trim().to_string();
     assert_ne!(new_id, id);
 
-    assert_eq!(env.file("a.txt"), Some((b"ALPHA\n".to_vec(), 0o640)));
-    assert_eq!(
-        env.file("b.sh"),
-        Some((b"#!/bin/sh\necho b\n".to_vec(), 0o755))
-    );
-    assert_eq!(
-        env.file("created2/nested.txt"),
-        None,
-        "the created file is gone"
-    );
+    assert_as_before_the_second_turn(&env);
     assert_eq!(
         env.file("new1.txt"),
         Some((b"one\n".to_vec(), 0o666 & !umask()))
@@ -311,17 +324,6 @@ fn a_commands_changes_outside_git_are_reported_not_restorable() {
     );
 }
 
-fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let o = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
-    o.stdout
-}
-
 #[test]
 fn a_commands_changes_inside_git_are_rewound_without_touching_the_index() {
     let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
@@ -387,13 +389,8 @@ fn a_repository_whose_config_names_a_filter_never_runs_it_and_is_still_rewound()
 fn blobs_are_shared_and_deleted_with_their_last_session() {
     let env = Env::new(KEY, "");
     env.put("same.txt", "the same before-image\n", 0o644);
-    let write = |content: &str| {
-        Reply::tool_calls(&[(
-            "w",
-            "write_file",
-            &args(json!({"path": "same.txt", "content": content})),
-        )])
-    };
+    let write =
+        |content: &str| Reply::tool_calls(&[("w", "write_file", &write("same.txt", content))]);
     let srv = ScriptedServer::start(vec![
         write("x\n"),
         Reply::text("a"),
@@ -402,10 +399,7 @@ fn blobs_are_shared_and_deleted_with_their_last_session() {
     ])
     .unwrap();
     let run = |prompt: &str| {
-        ok(env
-            .cmd(Some(&srv), &["run", "--approve", "auto-edit", prompt])
-            .output()
-            .unwrap());
+        env.run(&srv, &["run", "--approve", "auto-edit", prompt]);
         env.shown("last")["id"].as_str().unwrap().to_string()
     };
     let a = run("one");
@@ -440,7 +434,7 @@ fn a_rewind_killed_at_random_points_is_finished_by_the_next_start() {
             (
                 format!("w{i}"),
                 "write_file".to_string(),
-                args(json!({"path": format!("f{i:03}.txt"), "content": new(i)})),
+                write(&format!("f{i:03}.txt"), &new(i)),
             )
         })
         .collect();
@@ -450,10 +444,7 @@ fn a_rewind_killed_at_random_points_is_finished_by_the_next_start() {
         .collect();
     let srv =
         ScriptedServer::start(vec![Reply::tool_calls(&refs), Reply::text("all written")]).unwrap();
-    ok(env
-        .cmd(Some(&srv), &["run", "--approve", "auto-edit", "write them"])
-        .output()
-        .unwrap());
+    env.run(&srv, &["run", "--approve", "auto-edit", "write them"]);
     let id = env.shown("last")["id"].as_str().unwrap().to_string();
     let state = |env: &Env| -> (usize, usize) {
         let (mut olds, mut news) = (0, 0);
@@ -587,24 +578,12 @@ fn export_with_files_lets_a_rewind_work_after_import_into_another_home() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 
     // Another home, the workspace's files as they are now.
-    let other = Env::new(KEY, "");
-    for rel in ["a.txt", "b.sh", "new1.txt", "created2/nested.txt"] {
-        let (data, mode) = env.file(rel).unwrap();
-        let p = other.workdir.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, data).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
+    let other = copy_of_two_turns_files(&env);
     let imported = ok(other.nc(&["import", &out_s])).trim().to_string();
     assert_eq!(imported, id);
     assert_eq!(other.turns(&id), turns, "show lists the same turns");
     ok(other.nc(&["rewind", &id, "--to", &turns[1].to_string(), "--yes"]));
-    assert_eq!(other.file("a.txt"), Some((b"ALPHA\n".to_vec(), 0o640)));
-    assert_eq!(
-        other.file("b.sh"),
-        Some((b"#!/bin/sh\necho b\n".to_vec(), 0o755))
-    );
-    assert_eq!(other.file("created2/nested.txt"), None);
+    assert_as_before_the_second_turn(&other);
 
     // A blob whose bytes do not match its hash is refused, and nothing is imported.
     let mut bad = doc;
@@ -660,7 +639,7 @@ fn a_rewind_names_the_files_left_staged_in_gits_index() {
     // The index is still the model's: what the note says to run unstages it.
     assert_eq!(
         git(&env.workdir, &["diff", "--cached", "--name-only"]),
-        b"tracked.txt\n"
+        "tracked.txt\n"
     );
     git(&env.workdir, &["restore", "--staged", "--", "tracked.txt"]);
     assert!(git(&env.workdir, &["status", "--porcelain"]).is_empty());
@@ -704,14 +683,7 @@ fn a_crafted_session_file_can_make_a_rewind_write_no_control_file_nor_a_setuid_o
     let crafted = env.tmp.path().join("crafted.json");
     std::fs::write(&crafted, doc.to_string()).unwrap();
 
-    let other = Env::new(KEY, "");
-    for rel in ["a.txt", "b.sh", "new1.txt", "created2/nested.txt"] {
-        let (data, mode) = env.file(rel).unwrap();
-        let p = other.workdir.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, data).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
+    let other = copy_of_two_turns_files(&env);
     let o = other.nc(&["import", &crafted.to_string_lossy()]);
     let said = stderr(&o);
     assert_eq!(ok(o).trim(), id);

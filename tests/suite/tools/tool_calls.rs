@@ -470,6 +470,17 @@ fn run_command_output_keeps_head_and_tail() {
     assert_eq!(meta["cut_bytes"], 588_895 - 2000);
 }
 
+/// Asserts that the writer loop started into `bg.log` ran and is dead (`what` says who else
+/// it would have outlived).
+#[track_caller]
+fn assert_bg_log_stopped(s: &Space, what: &str) {
+    let log = s.root.join("bg.log");
+    assert!(log.exists());
+    if let Err(e) = tool_support::stopped_growing(&[log]) {
+        panic!("{what}: {e}");
+    }
+}
+
 #[test]
 fn run_command_timeout_kills_the_whole_process_group() {
     let s = Space::new();
@@ -484,11 +495,7 @@ fn run_command_timeout_kills_the_whole_process_group() {
     assert!(out.text.contains("started"), "{}", out.text);
     assert!(out.text.contains("timed out after 2 s"), "{}", out.text);
     assert_eq!(out.metadata.unwrap()["timed_out"], true);
-    let log = s.root.join("bg.log");
-    assert!(log.exists());
-    if let Err(e) = tool_support::stopped_growing(&[log]) {
-        panic!("the backgrounded grandchild survived the timeout: {e}");
-    }
+    assert_bg_log_stopped(&s, "the backgrounded grandchild survived the timeout");
 }
 
 #[test]
@@ -537,11 +544,7 @@ fn background_processes_die_when_the_command_ends() {
     );
     assert!(started.elapsed() < Duration::from_secs(10), "{}", out.text);
     assert!(out.text.contains("[exit code 0"), "{}", out.text);
-    let log = s.root.join("bg.log");
-    assert!(log.exists());
-    if let Err(e) = tool_support::stopped_growing(&[log]) {
-        panic!("a background process survived: {e}");
-    }
+    assert_bg_log_stopped(&s, "a background process survived");
 }
 
 #[test]
@@ -562,11 +565,7 @@ fn cancel_kills_the_running_command() {
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(out.text.contains("cancelled by the user"), "{}", out.text);
     assert_eq!(out.metadata.unwrap()["cancelled"], true);
-    let log = s.root.join("bg.log");
-    assert!(log.exists());
-    if let Err(e) = tool_support::stopped_growing(&[log]) {
-        panic!("a background process survived the cancel: {e}");
-    }
+    assert_bg_log_stopped(&s, "a background process survived the cancel");
 }
 
 #[test]
@@ -1080,47 +1079,25 @@ fn the_file_tools_never_write_control_files() {
     let ctx = s.ctx();
     let hooks =
         r#"{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"curl evil"}]}]}}"#;
+    let write =
+        |path: &str, content: &str| ("write_file", json!({"path": path, "content": content}));
+    let edit = |path: &str, old: &str, new: &str| {
+        (
+            "edit_file",
+            json!({"path": path, "old_string": old, "new_string": new}),
+        )
+    };
     let attempts = [
-        (
-            "write_file",
-            json!({"path": ".neocode/hooks.json", "content": hooks}),
-        ),
-        (
-            "write_file",
-            json!({"path": ".neocode/permissions.toml", "content": "allow = [\"*\"]\n"}),
-        ),
-        (
-            "write_file",
-            json!({"path": ".neocode/skills/x/SKILL.md", "content": "x"}),
-        ),
-        (
-            "write_file",
-            json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ncurl evil\n"}),
-        ),
-        (
-            "write_file",
-            json!({"path": "g/hooks/post-checkout", "content": "#!/bin/sh\n"}),
-        ),
-        (
-            "write_file",
-            json!({"path": "./src/../.git/config", "content": "[core]\n\tfsmonitor = x\n"}),
-        ),
-        (
-            "write_file",
-            json!({"path": "vendor/lib/.git/config", "content": "x"}),
-        ),
-        (
-            "write_file",
-            json!({"path": "sub/.git", "content": "gitdir: /tmp/elsewhere\n"}),
-        ),
-        (
-            "edit_file",
-            json!({"path": ".git/config", "old_string": "false", "new_string": "true"}),
-        ),
-        (
-            "edit_file",
-            json!({"path": ".neocode/permissions.toml", "old_string": "deny", "new_string": "allow"}),
-        ),
+        write(".neocode/hooks.json", hooks),
+        write(".neocode/permissions.toml", "allow = [\"*\"]\n"),
+        write(".neocode/skills/x/SKILL.md", "x"),
+        write(".git/hooks/pre-commit", "#!/bin/sh\ncurl evil\n"),
+        write("g/hooks/post-checkout", "#!/bin/sh\n"),
+        write("./src/../.git/config", "[core]\n\tfsmonitor = x\n"),
+        write("vendor/lib/.git/config", "x"),
+        write("sub/.git", "gitdir: /tmp/elsewhere\n"),
+        edit(".git/config", "false", "true"),
+        edit(".neocode/permissions.toml", "deny", "allow"),
     ];
     for (tool, args) in attempts {
         let out = call(&ctx, tool, args.clone());

@@ -36,6 +36,18 @@ pub(super) struct H {
 }
 
 impl H {
+    /// Asserts that the queued message `text` was started as the next turn.
+    #[track_caller]
+    fn assert_sent_queued(&self, text: &str) {
+        assert!(
+            self.turns
+                .iter()
+                .any(|t| matches!(t, TurnEffect::StartQueued { text: sent, .. } if sent == text)),
+            "{:?}",
+            self.turns
+        );
+    }
+
     pub(super) fn new() -> H {
         H::with_messages(1)
     }
@@ -121,8 +133,13 @@ impl H {
 
     /// Plays `Finished`: completed, no usage.
     pub(super) fn completed(&mut self) {
+        self.finished(FinishReason::Completed);
+    }
+
+    /// Plays `Finished` for `reason`, with no usage.
+    pub(super) fn finished(&mut self, reason: FinishReason) {
         self.ev(TurnEvent::Finished {
-            reason: FinishReason::Completed,
+            reason,
             usage: Usage::default(),
         });
     }
@@ -239,14 +256,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
     insta::assert_snapshot!("live_queued", s);
     // The turn ends: the queued message is the next turn.
     h.completed();
-    assert!(
-        h.turns.iter().any(|t| matches!(
-            t,
-            TurnEffect::StartQueued { text, .. } if text == "next"
-        )),
-        "{:?}",
-        h.turns
-    );
+    h.assert_sent_queued("next");
 }
 
 #[test]
@@ -254,10 +264,9 @@ fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
     let mut h = H::new();
     h.send("Explain it");
     h.submit("then this");
-    h.ev(TurnEvent::Finished {
-        reason: neocode::runtime::agent::FinishReason::LimitReached("max_turns (1/1)".into()),
-        usage: Usage::default(),
-    });
+    h.finished(neocode::runtime::agent::FinishReason::LimitReached(
+        "max_turns (1/1)".into(),
+    ));
     assert!(
         !h.turns
             .iter()
@@ -273,14 +282,7 @@ fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
     assert_eq!(h.rt.queued(&h.id).unwrap().len(), 1, "still waiting");
     // Enter on the empty editor lets it go.
     h.submit("");
-    assert!(
-        h.turns.iter().any(|t| matches!(
-            t,
-            TurnEffect::StartQueued { text, .. } if text == "then this"
-        )),
-        "{:?}",
-        h.turns
-    );
+    h.assert_sent_queued("then this");
 }
 
 #[test]
@@ -379,10 +381,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         h.turns.pop(),
         Some(TurnEffect::Command(TurnCommand::Cancel))
     );
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Cancelled,
-        usage: Usage::default(),
-    });
+    h.finished(FinishReason::Cancelled);
     let s = h.screen();
     assert!(s.contains("⊘ run_command  rm -rf target  · denied"), "{s}");
     has(&s, "The user denied this call: too slow to rebuild");
@@ -559,14 +558,7 @@ fn the_queue_panel_drops_a_message_once_it_is_sent() {
     h.submit("then this");
     assert!(h.screen().contains("1. next  then this"), "{}", h.screen());
     h.completed();
-    assert!(
-        h.turns.iter().any(|t| matches!(
-            t,
-            TurnEffect::StartQueued { text, .. } if text == "then this"
-        )),
-        "{:?}",
-        h.turns
-    );
+    h.assert_sent_queued("then this");
     // Sent: the live cell shows it, the panel no longer lists it, also when a read of the
     // session lands before the turn stored it (the row still reads as waiting then).
     h.started();
@@ -624,12 +616,9 @@ fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
 fn a_failed_turn_says_why_in_the_status_line() {
     let mut h = H::new();
     h.send("Hi");
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Failed {
-            code: FailCode::Auth,
-            message: "the provider refused the API key (401)".into(),
-        },
-        usage: Usage::default(),
+    h.finished(FinishReason::Failed {
+        code: FailCode::Auth,
+        message: "the provider refused the API key (401)".into(),
     });
     let s = h.screen();
     has(&s, "✗ the provider refused the API key (401) (auth)");
@@ -1167,10 +1156,7 @@ fn a_cancelled_reply_is_headed_cancelled_not_error() {
     m.is_error = true;
     m.tool_metadata = Some(serde_json::json!({"incomplete": true, "reason": "cancelled"}));
     h.rt.append(&h.id, &[m], &AppendMeta::default()).unwrap();
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Cancelled,
-        usage: Usage::default(),
-    });
+    h.finished(FinishReason::Cancelled);
     let s = h.screen();
     assert!(s.contains("⊘ cancelled"), "{s}");
     assert!(!s.contains("✗ error"), "{s}");
@@ -1202,10 +1188,7 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
         false,
         50,
     );
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Cancelled,
-        usage: Usage::default(),
-    });
+    h.finished(FinishReason::Cancelled);
     let s = h.screen();
     assert!(s.contains("⊘ run_command  sleep 30  · cancelled"), "{s}");
     assert!(!s.contains("· done"), "{s}");
@@ -1303,13 +1286,10 @@ fn a_long_failure_is_wrapped_whole_not_cut() {
     let mut h = H::new();
     h.app.on_resize(120, 35);
     h.send("Hi");
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Failed {
+    h.finished(FinishReason::Failed {
             code: FailCode::ServerError,
             message: "server error HTTP 500 from http://127.0.0.1:45678/v1 (after 4 attempts): the upstream model server is overloaded right now, please retry in a minute".into(),
-        },
-        usage: Usage::default(),
-    });
+        });
     let s = h.screen();
     assert!(s.contains("please retry in a minute (server_error)"), "{s}");
     assert!(!s.contains("(server_err…"), "{s}");

@@ -5,7 +5,12 @@
 //! sent when the session is resumed; Ctrl-E takes one back into the editor. A SIGKILL between
 //! reading a queued (or steering) message and storing it never loses it.
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::time::Duration;
+
+use crate::support::pty::Pty;
+use neocode::runtime::Sessions;
 
 use super::tui_demo::{approve, demo_conversation, demo_sessions, kept_demo, resume_demo};
 
@@ -36,21 +41,68 @@ fn session_titled(sessions: &neocode::runtime::Sessions, title: &str) -> String 
         .id
 }
 
+/// The demo in a terminal, paced `pace_ms` with `more` variables, after "hello" was answered.
+fn said_hello(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf) {
+    let (mut pty, tmp) = demo_conversation(env, pace_ms, more);
+    pty.keys("hello\r");
+    pty.wait_for("Hello from the demo model");
+    (pty, tmp)
+}
+
+/// The demo a test kept, with its conversation titled as asked; its folder is removed when
+/// this is dropped.
+struct Kept {
+    dir: PathBuf,
+    sessions: Sessions,
+    home: PathBuf,
+    ws: PathBuf,
+    id: String,
+}
+
+impl Kept {
+    fn find(tmp: &Path, title: &str) -> Kept {
+        let dir = kept_demo(tmp);
+        let (sessions, home, ws) = demo_sessions(&dir);
+        let id = session_titled(&sessions, title);
+        Kept {
+            dir,
+            sessions,
+            home,
+            ws,
+            id,
+        }
+    }
+
+    /// `neocode ARGS` on the kept demo's home and workspace, run to its end.
+    fn neocode(&self, args: &[&str]) -> Output {
+        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .env("NEOCODE_HOME", &self.home)
+            .arg("--workdir")
+            .arg(&self.ws)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[test]
 fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn() {
     let env = Env::new();
-    let (mut pty, tmp) = demo_conversation(&env, "40", &[]);
-    pty.keys("hello\r");
-    pty.wait_for("Hello from the demo model");
+    let (mut pty, tmp) = said_hello(&env, "40", &[]);
     // Still streaming: Enter queues instead of refusing.
     pty.keys("run the tests\r");
     let s = pty.wait_for("Queued (1)");
     assert!(s.contains("1. next  run the tests"), "{s}");
     assert!(!s.contains("You  #3"), "not sent during the turn:\n{s}");
-    let dir = kept_demo(&tmp);
-    let (sessions, _, _) = demo_sessions(&dir);
-    let id = session_titled(&sessions, "hello");
-    let waiting = sessions.queued(&id).unwrap();
+    let kept = Kept::find(&tmp, "hello");
+    let (sessions, id) = (&kept.sessions, kept.id.as_str());
+    let waiting = sessions.queued(id).unwrap();
     assert_eq!(waiting.len(), 1, "a store row while it waits");
     assert_eq!(waiting[0].text, "run the tests");
 
@@ -64,9 +116,8 @@ fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn()
     pty.wait_for("The tests fail");
     pty.wait_for("Done in");
     pty.quit();
-    assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
-    assert_eq!(user_texts(&sessions, &id), vec!["hello", "run the tests"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(sessions.queued(id).unwrap().is_empty(), "delivered");
+    assert_eq!(user_texts(sessions, id), vec!["hello", "run the tests"]);
 }
 
 #[test]
@@ -83,10 +134,9 @@ fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
     // result shows once they are (a screen taken at "Done in" may still say "loading").
     pty.wait_for("README.md (6 lines)");
     pty.quit();
-    let dir = kept_demo(&tmp);
-    let (sessions, _, _) = demo_sessions(&dir);
-    let id = session_titled(&sessions, "fix the bug");
-    let msgs = sessions.messages(&id, 0, i64::MAX).unwrap();
+    let kept = Kept::find(&tmp, "fix the bug");
+    let (sessions, id) = (&kept.sessions, kept.id.as_str());
+    let msgs = sessions.messages(id, 0, i64::MAX).unwrap();
     let roles: Vec<Role> = msgs.iter().map(|m| m.role).collect();
     // prompt, reply with read_file, its result, the steering message, then the replies.
     assert_eq!(
@@ -94,46 +144,39 @@ fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
         &[Role::User, Role::Assistant, Role::Tool, Role::User]
     );
     assert_eq!(msgs[3].text(), "show me README.md");
-    assert!(sessions.queued(&id).unwrap().is_empty());
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(sessions.queued(id).unwrap().is_empty());
 }
 
 #[test]
 fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
     let env = Env::new();
-    let (mut pty, tmp) = demo_conversation(&env, "200", &[]);
-    pty.keys("hello\r");
-    pty.wait_for("Hello from the demo model");
+    let (mut pty, tmp) = said_hello(&env, "200", &[]);
     pty.keys("show me test.sh\r");
     pty.wait_for("Queued (1)");
     // Killed mid-turn: nothing is said, nothing is cleaned up.
     drop(pty);
-    let dir = kept_demo(&tmp);
-    let (sessions, home, ws) = demo_sessions(&dir);
-    let id = session_titled(&sessions, "hello");
+    let kept = Kept::find(&tmp, "hello");
+    let (sessions, id) = (&kept.sessions, kept.id.as_str());
     assert_eq!(
-        sessions.queued(&id).unwrap().len(),
+        sessions.queued(id).unwrap().len(),
         1,
         "kept across the kill"
     );
 
     // Resumed (the kept demo keeps its demo model): the queue goes on by itself.
-    let mut pty = resume_demo(&home, &ws, &id);
+    let mut pty = resume_demo(&kept.home, &kept.ws, id);
     let s = pty.wait_for("test.sh (");
     assert!(s.contains("show me test.sh"), "{s}");
     pty.wait_for("Done in");
     pty.quit();
-    assert!(sessions.queued(&id).unwrap().is_empty(), "delivered once");
-    assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(sessions.queued(id).unwrap().is_empty(), "delivered once");
+    assert_eq!(user_texts(sessions, id), vec!["hello", "show me test.sh"]);
 }
 
 #[test]
 fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     let env = Env::new();
-    let (mut pty, tmp) = demo_conversation(&env, "60", &[]);
-    pty.keys("hello\r");
-    pty.wait_for("Hello from the demo model");
+    let (mut pty, tmp) = said_hello(&env, "60", &[]);
     pty.keys("run the tests\r");
     pty.wait_for("Queued (1)");
     pty.keys("\x05");
@@ -151,30 +194,19 @@ fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     pty.keys("\x03");
     pty.wait_for("Message cleared");
     pty.quit();
-    let dir = kept_demo(&tmp);
-    let (sessions, _, _) = demo_sessions(&dir);
-    let id = session_titled(&sessions, "hello");
-    assert!(sessions.queued(&id).unwrap().is_empty());
-    assert_eq!(user_texts(&sessions, &id), vec!["hello"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    let kept = Kept::find(&tmp, "hello");
+    let (sessions, id) = (&kept.sessions, kept.id.as_str());
+    assert!(sessions.queued(id).unwrap().is_empty());
+    assert_eq!(user_texts(sessions, id), vec!["hello"]);
 }
 
 #[test]
 fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
     let env = Env::new();
-    let (mut pty, tmp) = demo_conversation(&env, "50", &[]);
-    pty.keys("hello\r");
-    pty.wait_for("Hello from the demo model");
-    let dir = kept_demo(&tmp);
-    let (sessions, home, ws) = demo_sessions(&dir);
-    let id = session_titled(&sessions, "hello");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-        .env("NEOCODE_HOME", &home)
-        .arg("--workdir")
-        .arg(&ws)
-        .args(["run", "--resume", &id, "--queue", "show me test.sh"])
-        .output()
-        .unwrap();
+    let (mut pty, tmp) = said_hello(&env, "50", &[]);
+    let kept = Kept::find(&tmp, "hello");
+    let (sessions, id) = (&kept.sessions, kept.id.as_str());
+    let out = kept.neocode(&["run", "--resume", id, "--queue", "show me test.sh"]);
     assert!(out.status.success(), "{out:?}");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -187,64 +219,48 @@ fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
     assert!(s.contains("show me test.sh"), "{s}");
     pty.wait_for("Done in");
     pty.quit();
-    assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
+    assert_eq!(user_texts(sessions, id), vec!["hello", "show me test.sh"]);
 
     // Nothing runs the session now: the message waits, and the line says so.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-        .env("NEOCODE_HOME", &home)
-        .arg("--workdir")
-        .arg(&ws)
-        .args(["run", "--resume", &id, "--queue", "later"])
-        .output()
-        .unwrap();
+    let out = kept.neocode(&["run", "--resume", id, "--queue", "later"]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("nothing runs it now"), "{said}");
-    assert_eq!(sessions.queued(&id).unwrap().len(), 1);
+    assert_eq!(sessions.queued(id).unwrap().len(), 1);
     // Bad use: no session named.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-        .env("NEOCODE_HOME", &home)
-        .arg("--workdir")
-        .arg(&ws)
-        .args(["run", "--queue", "x"])
-        .output()
-        .unwrap();
+    let out = kept.neocode(&["run", "--queue", "x"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--queue needs --resume ID"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued() {
     let env = Env::new();
-    let (mut pty, tmp) = demo_conversation(&env, "40", PAUSED);
-    pty.keys("hello\r");
-    pty.wait_for("Hello from the demo model");
+    let (mut pty, tmp) = said_hello(&env, "40", PAUSED);
     pty.keys("show me test.sh\r");
     pty.wait_for("Queued (1)");
     // The first turn ends, the queued one starts and stops before its message is stored.
     pty.wait_for("Sending the next queued message");
     std::thread::sleep(Duration::from_millis(1500));
     pty.sigkill();
-    let dir = kept_demo(&tmp);
-    let (sessions, home, ws) = demo_sessions(&dir);
-    let id = session_titled(&sessions, "hello");
-    let waiting = sessions.queued(&id).unwrap();
+    let kept = Kept::find(&tmp, "hello");
+    let (sessions, id) = (&kept.sessions, kept.id.as_str());
+    let waiting = sessions.queued(id).unwrap();
     assert_eq!(
         waiting.iter().map(|q| q.text.as_str()).collect::<Vec<_>>(),
         vec!["show me test.sh"],
         "still queued after the kill (not marked delivered without being stored)"
     );
-    assert_eq!(user_texts(&sessions, &id), vec!["hello"]);
+    assert_eq!(user_texts(sessions, id), vec!["hello"]);
 
     // The next start sends it, once.
-    let mut pty = resume_demo(&home, &ws, &id);
+    let mut pty = resume_demo(&kept.home, &kept.ws, id);
     let s = pty.wait_for("test.sh (");
     assert!(s.contains("show me test.sh"), "{s}");
     pty.wait_for("Done in");
     pty.quit();
-    assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
-    assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
-    let msgs = sessions.messages(&id, 0, i64::MAX).unwrap();
+    assert!(sessions.queued(id).unwrap().is_empty(), "delivered");
+    assert_eq!(user_texts(sessions, id), vec!["hello", "show me test.sh"]);
+    let msgs = sessions.messages(id, 0, i64::MAX).unwrap();
     let sent = msgs.iter().find(|m| m.text() == "show me test.sh").unwrap();
     assert_eq!(
         sent.tool_metadata
@@ -253,7 +269,6 @@ fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued()
         Some(waiting[0].id),
         "the stored message names the queued row it delivered"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -263,13 +278,12 @@ fn a_steering_message_killed_before_it_is_stored_at_the_tool_boundary_is_still_q
     pty.keys("fix the bug\r");
     pty.wait_for("Let me look");
     pty.keys("show me README.md\x1b\r");
-    let dir = kept_demo(&tmp);
-    let (sessions, _, _) = demo_sessions(&dir);
-    let id = session_titled(&sessions, "fix the bug");
+    let kept = Kept::find(&tmp, "fix the bug");
+    let (sessions, id) = (&kept.sessions, kept.id.as_str());
     // The first tool result is stored; the steering message is next, at this boundary.
     let start = std::time::Instant::now();
     while !sessions
-        .messages(&id, 0, i64::MAX)
+        .messages(id, 0, i64::MAX)
         .unwrap()
         .iter()
         .any(|m| m.role == Role::Tool)
@@ -279,10 +293,9 @@ fn a_steering_message_killed_before_it_is_stored_at_the_tool_boundary_is_still_q
     }
     std::thread::sleep(Duration::from_millis(1500));
     pty.sigkill();
-    let waiting = sessions.queued(&id).unwrap();
+    let waiting = sessions.queued(id).unwrap();
     assert_eq!(waiting.len(), 1, "still queued after the kill");
     assert_eq!(waiting[0].text, "show me README.md");
     assert!(waiting[0].steer);
-    assert_eq!(user_texts(&sessions, &id), vec!["fix the bug"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(user_texts(sessions, id), vec!["fix the bug"]);
 }
