@@ -196,9 +196,10 @@ impl Tui {
                     return Instant::now();
                 }
             }
-            if Instant::now() > deadline {
-                panic!("never saw the answer to {typed:?} on:\n{screen}");
-            }
+            assert!(
+                Instant::now() <= deadline,
+                "never saw the answer to {typed:?} on:\n{screen}"
+            );
             std::thread::sleep(Duration::from_micros(300));
         }
     }

@@ -103,13 +103,12 @@ fn timed(cmd: &mut Command) -> (Sample, Instant, Vec<u8>) {
     std::mem::forget(child);
     let out = drain.join().unwrap();
     let err = errs.join().unwrap();
-    if status != 0 {
-        panic!(
-            "{:?} exited with status {status}: {}",
-            cmd,
-            String::from_utf8_lossy(&err)
-        );
-    }
+    assert!(
+        status == 0,
+        "{:?} exited with status {status}: {}",
+        cmd,
+        String::from_utf8_lossy(&err)
+    );
     (
         Sample {
             wall_ms: ms(wall),
@@ -596,7 +595,7 @@ fn stats(v: &[f64]) -> (f64, f64, f64) {
     let med = if v.len() % 2 == 1 {
         v[v.len() / 2]
     } else {
-        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+        f64::midpoint(v[v.len() / 2 - 1], v[v.len() / 2])
     };
     (v[0], med, v[v.len() - 1])
 }

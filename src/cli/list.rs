@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::common::{CmdResult, Failure};
 use super::fmt::{self, Align};
 use super::out::Out;
+use crate::format::push_u64;
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
@@ -111,20 +112,6 @@ impl JsonRow<'_> {
     /// string that needs no escape (nearly all) is copied as it is instead of going through
     /// serde's byte-by-byte escaping, which was the largest cost of a 100,000-row list.
     fn write_compact(&self, out: &mut String) -> serde_json::Result<()> {
-        // Digits by hand (`core::fmt` was a tenth of the row).
-        fn number(out: &mut String, mut n: u64) {
-            let mut digits = [0u8; 20];
-            let mut i = digits.len();
-            loop {
-                i -= 1;
-                digits[i] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-            out.extend(digits[i..].iter().map(|&d| d as char));
-        }
         fn string(out: &mut String, s: &str) -> serde_json::Result<()> {
             if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
                 out.push('"');
@@ -153,11 +140,11 @@ impl JsonRow<'_> {
         out.push_str(",\"updated_at\":");
         string(out, &self.updated_at)?;
         out.push_str(",\"message_count\":");
-        number(out, self.message_count);
+        push_u64(out, self.message_count);
         out.push_str(",\"tokens\":{\"input\":");
-        number(out, self.tokens.input);
+        push_u64(out, self.tokens.input);
         out.push_str(",\"output\":");
-        number(out, self.tokens.output);
+        push_u64(out, self.tokens.output);
         out.push_str("},\"model\":");
         string(out, self.model)?;
         out.push_str(",\"provider\":");
@@ -180,13 +167,13 @@ impl JsonRow<'_> {
         out.push_str(",\"branch\":");
         opt(out, self.branch)?;
         out.push_str(",\"plan\":{\"done\":");
-        number(out, self.plan.done);
+        push_u64(out, self.plan.done);
         out.push_str(",\"failed\":");
-        number(out, self.plan.failed);
+        push_u64(out, self.plan.failed);
         out.push_str(",\"total\":");
-        number(out, self.plan.total);
+        push_u64(out, self.plan.total);
         out.push_str("},\"asset_count\":");
-        number(out, self.asset_count);
+        push_u64(out, self.asset_count);
         out.push_str(",\"workdir\":");
         string(out, self.workdir)?;
         if let Some(w) = self.workspace {
@@ -561,7 +548,7 @@ impl RowWriter {
         self.cell.push_str(self.active.cell(l.updated_at_ms));
         self.push_cell(1, paint("2"));
         self.cell.clear();
-        crate::format::push_u64(&mut self.cell, l.message_count);
+        push_u64(&mut self.cell, l.message_count);
         self.push_cell(2, None);
         self.cell.clear();
         crate::format::push_compact(&mut self.cell, l.token_input_total);

@@ -14,7 +14,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
     // 0 -> 1: the first schema.
-    r#"
+    r"
     CREATE TABLE workspace (
         key   TEXT PRIMARY KEY,
         value TEXT NOT NULL
@@ -83,16 +83,16 @@ pub const MIGRATIONS: &[&str] = &[
         write_seq    INTEGER NOT NULL,
         PRIMARY KEY (session_id, step_id, kind)
     ) WITHOUT ROWID;
-    "#,
+    ",
     // 1 -> 2: messages point at their search-index row instead of sharing its rowid, so a
     // fork's copied messages share the source's index rows rather than re-indexing the text
     // (re-indexing was most of the cost of forking a long session). An index row is deleted
     // when the last message pointing at it goes.
-    r#"
+    r"
     ALTER TABLE messages ADD COLUMN fts_id INTEGER;
     UPDATE messages SET fts_id = id WHERE id IN (SELECT rowid FROM message_fts);
     CREATE INDEX messages_by_fts ON messages(fts_id);
-    "#,
+    ",
     // 2 -> 3: imported history. The parent link loses its foreign key, so a fork or
     // sub-agent imported before its parent keeps the parent id as written (and deleting a
     // parent no longer rewrites its children); SQLite can only drop a constraint by rebuilding
@@ -102,7 +102,7 @@ pub const MIGRATIONS: &[&str] = &[
     // session came from (tool, version, its id there, a stamp of the file read, metadata),
     // and per message: cached-input, cache-write and reasoning tokens, an injected flag and a
     // metadata object.
-    r#"
+    r"
     CREATE TABLE sessions_v3 (
         id                 TEXT PRIMARY KEY,
         title              TEXT NOT NULL DEFAULT '',
@@ -161,7 +161,7 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE messages ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE messages ADD COLUMN injected INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE messages ADD COLUMN metadata_json TEXT;
-    "#,
+    ",
     // 3 -> 4: CJK words and emoji become searchable. The index keeps symbols (`So`: emoji)
     // as tokens, and indexed text carries a separator around each CJK character and symbol
     // (`neocode_index_text`, registered on every connection; see src/session/search/text.rs), so
@@ -183,7 +183,7 @@ pub const MIGRATIONS: &[&str] = &[
     // at 100,000 sessions); `insert_order` is the rowid (copied on insert by the trigger),
     // because an index cannot name the rowid as a column and ties in activity time go to the
     // later-created session. Each append rewrites one more index entry (the list's).
-    r#"
+    r"
     CREATE INDEX sessions_by_message_count ON sessions(message_count);
     CREATE INDEX sessions_by_model ON sessions(model);
     CREATE INDEX sessions_with_plan ON sessions(plan_total, plan_failed) WHERE plan_total > 0;
@@ -196,12 +196,12 @@ pub const MIGRATIONS: &[&str] = &[
         first_prompt, created_at_ms, provider, model, workdir, status, parent_id, fork_seq,
         message_count, token_input_total, token_output_total, plan_done, plan_failed,
         plan_total, asset_count, subagent_of, source_tool);
-    "#,
+    ",
     // (issue 29, the durable queue) messages typed while a turn runs: a row per message,
     // `queued` until the process holding the session's lease delivers it (`delivered`, with
     // the time) or the user removes it (the row goes). `steer` ones are delivered at the next
     // tool boundary of the running turn, the others as a turn of their own, oldest first.
-    r#"
+    r"
     CREATE TABLE queued_messages (
         id              INTEGER PRIMARY KEY,
         session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -213,7 +213,7 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX queued_messages_waiting ON queued_messages(session_id, id)
         WHERE status = 'queued';
-    "#,
+    ",
     // Rewind (issue 26): what a session's tools changed in the workspace. `file_changes`: one
     // row per file a tool result changed (its message's seq; 0 once compaction renumbered the
     // transcript), the before- and after-state (blob hash, mode, size; `*_absent`: no file;
@@ -223,7 +223,7 @@ pub const MIGRATIONS: &[&str] = &[
     // sessions and deleted with the last row naming one. `rewinds` / `rewind_files`: the
     // journal of a rewind, written before any file is replaced, so a start finishes one a
     // kill interrupted; the previous states make it undoable.
-    r#"
+    r"
     CREATE TABLE file_changes (
         session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
         seq           INTEGER NOT NULL,
@@ -268,19 +268,19 @@ pub const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX rewind_files_by_target ON rewind_files(target_hash) WHERE target_hash IS NOT NULL;
     CREATE INDEX rewind_files_by_prev ON rewind_files(prev_hash) WHERE prev_hash IS NOT NULL;
-    "#,
+    ",
     // (issue 29, b29b) the git branch a session started on: read from `.git/HEAD` of its
     // workdir when it is created (NULL outside a repository, on a detached HEAD, and for
     // sessions made before this). The list shows and filters it, so the covering index of
     // the list (`sessions_listed`) is rebuilt with it at its end.
-    r#"
+    r"
     ALTER TABLE sessions ADD COLUMN branch TEXT;
     DROP INDEX sessions_listed;
     CREATE INDEX sessions_listed ON sessions(updated_at_ms, insert_order, id, title,
         first_prompt, created_at_ms, provider, model, workdir, status, parent_id, fork_seq,
         message_count, token_input_total, token_output_total, plan_done, plan_failed,
         plan_total, asset_count, subagent_of, source_tool, branch);
-    "#,
+    ",
     // (issue 25, c2) dollars and the provider profile per session. `cost_usd`: the lifetime
     // dollars of the session's priced model calls (the ledger's `usage.cost_usd`, written in
     // the same transaction as the ledger; NULL while no call had a price, and for sessions
@@ -288,7 +288,7 @@ pub const MIGRATIONS: &[&str] = &[
     // (NULL: none, or made before this). Both are list columns, so the list's covering
     // index is rebuilt with them at its end; `sessions_by_cost` answers "does any session
     // have a cost" (the table's column) with one probe.
-    r#"
+    r"
     ALTER TABLE sessions ADD COLUMN cost_usd REAL;
     ALTER TABLE sessions ADD COLUMN profile TEXT;
     UPDATE sessions SET cost_usd = json_extract(ledger_json, '$.usage.cost_usd')
@@ -299,7 +299,7 @@ pub const MIGRATIONS: &[&str] = &[
         first_prompt, created_at_ms, provider, model, workdir, status, parent_id, fork_seq,
         message_count, token_input_total, token_output_total, plan_done, plan_failed,
         plan_total, asset_count, subagent_of, source_tool, branch, cost_usd, profile);
-    "#,
+    ",
 ];
 
 /// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Damaged`].

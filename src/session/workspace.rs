@@ -182,6 +182,41 @@ pub fn private_file(path: &Path, create_new: bool) -> std::io::Result<fs::File> 
     Ok(f)
 }
 
+/// Writes `data` to `dst` through the temp file `tmp` (mode 0600 whatever the umask, in
+/// `dst`'s folder `dir`) renamed over it; when `durable`, the file and then `dir` are synced
+/// first. A temp file left by a failure is removed.
+pub(crate) fn replace_private_file(
+    dir: &Path,
+    tmp: &Path,
+    dst: &Path,
+    data: &[u8],
+    durable: bool,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let write = || -> std::io::Result<()> {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(tmp)?;
+        f.set_permissions(fs::Permissions::from_mode(0o600))?;
+        f.write_all(data)?;
+        if durable {
+            f.sync_all()?;
+        }
+        fs::rename(tmp, dst)?;
+        if durable {
+            fs::File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    };
+    write().inspect_err(|_| {
+        let _ = fs::remove_file(tmp);
+    })
+}
+
 /// Every workspace folder under `home` (those holding a `session.db`).
 pub(crate) fn all_workspace_dbs(home: &Path) -> Vec<PathBuf> {
     let Ok(rd) = fs::read_dir(home.join("projects")) else {

@@ -41,10 +41,7 @@ pub(crate) fn clean(text: &str) -> (String, bool) {
     if out.len() <= COPY_MAX {
         return (out, false);
     }
-    let mut end = COPY_MAX;
-    while !out.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = out.floor_char_boundary(COPY_MAX);
     out.truncate(end);
     (out, true)
 }

@@ -576,15 +576,12 @@ pub(crate) fn status_spans(
     theme: &Theme,
 ) -> Vec<StatusPart> {
     let t = theme;
-    let model = match &info.provider {
-        Ok(m) => m,
-        Err(_) => {
-            return vec![part(
-                "No model configured: F1 says how to set one up".into(),
-                t.warn(),
-                0,
-            )];
-        }
+    let Ok(model) = &info.provider else {
+        return vec![part(
+            "No model configured: F1 says how to set one up".into(),
+            t.warn(),
+            0,
+        )];
     };
     let est = if estimated { "~" } else { "" };
     let mut v = vec![part(format!("{} ", sanitize::line(model)), t.bold(), 0)];

@@ -39,6 +39,7 @@ pub(crate) fn init() {
             // the environment while it is set.
             unsafe { std::env::set_var(k, v) };
         }
+        // SAFETY: as above, inside the same Once.
         unsafe { std::env::set_var("NEOCODE_TEST_VISIBLE", "visible-value") };
     });
 }

@@ -381,10 +381,10 @@ mod tests {
     struct Fixed(Result<Completion, ProviderError>);
 
     impl Provider for Fixed {
-        fn name(&self) -> &str {
+        fn name(&self) -> &'static str {
             "fixed"
         }
-        fn model(&self) -> &str {
+        fn model(&self) -> &'static str {
             "m"
         }
         fn stream(

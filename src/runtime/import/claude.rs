@@ -284,22 +284,11 @@ impl Conv {
             title,
             ..
         } = self;
-        let (input, output) = b.messages.iter().fold((0, 0), |(i, o), m| {
-            (i + m.usage.input_tokens, o + m.usage.output_tokens)
-        });
+        let (input, output) = b.token_totals();
         let plan = todos
             .as_ref()
             .and_then(|t| checklist_plan(t, "todo", "content"));
-        let created = if first_time.is_empty() {
-            file::rfc3339(0)
-        } else {
-            first_time
-        };
-        let updated = if b.last_time.is_empty() {
-            created.clone()
-        } else {
-            b.last_time.clone()
-        };
+        let (created, updated) = b.created_updated(first_time);
         SessionFile {
             format: file::FORMAT.into(),
             version: file::VERSION,

@@ -312,19 +312,8 @@ impl Conv {
         } else {
             safe_id(&raw_id)
         };
-        let (input, output) = b.messages.iter().fold((0, 0), |(i, o), m| {
-            (i + m.usage.input_tokens, o + m.usage.output_tokens)
-        });
-        let created = if first_time.is_empty() {
-            file::rfc3339(0)
-        } else {
-            first_time
-        };
-        let updated = if b.last_time.is_empty() {
-            created.clone()
-        } else {
-            b.last_time.clone()
-        };
+        let (input, output) = b.token_totals();
+        let (created, updated) = b.created_updated(first_time);
         let fork = meta
             .get("forked_from_id")
             .and_then(Value::as_str)

@@ -135,6 +135,29 @@ impl Builder {
         self.messages.len() - 1
     }
 
+    /// The input and output tokens of the messages so far.
+    pub(crate) fn token_totals(&self) -> (u64, u64) {
+        self.messages.iter().fold((0, 0), |(i, o), m| {
+            (i + m.usage.input_tokens, o + m.usage.output_tokens)
+        })
+    }
+
+    /// When the session was created (`first_time`, or the epoch when the source had none)
+    /// and last updated (the last time read, or its creation).
+    pub(crate) fn created_updated(&self, first_time: String) -> (String, String) {
+        let created = if first_time.is_empty() {
+            file::rfc3339(0)
+        } else {
+            first_time
+        };
+        let updated = if self.last_time.is_empty() {
+            created.clone()
+        } else {
+            self.last_time.clone()
+        };
+        (created, updated)
+    }
+
     /// Adds a tool call to message `idx` unless a call with that id was already made.
     pub(crate) fn add_call(&mut self, idx: usize, call: ToolCall) -> bool {
         if !self.calls.insert(call.id.clone()) {

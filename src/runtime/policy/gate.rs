@@ -577,7 +577,7 @@ pub(crate) fn with_hook_runs(meta: Option<Value>, runs: Vec<HookRun>) -> Option<
 }
 
 /// `meta` with `permission` set.
-pub(crate) fn with_permission(meta: Option<Value>, p: &Permission) -> Option<Value> {
+pub(crate) fn with_permission(meta: Option<Value>, p: &Permission) -> Value {
     let mut m = match meta {
         Some(Value::Object(m)) => m,
         _ => serde_json::Map::new(),
@@ -585,7 +585,7 @@ pub(crate) fn with_permission(meta: Option<Value>, p: &Permission) -> Option<Val
     if let Ok(v) = serde_json::to_value(p) {
         m.insert("permission".into(), v);
     }
-    Some(Value::Object(m))
+    Value::Object(m)
 }
 
 /// The text parts a prompt carries for the context hooks added (`additionalContext`, or a

@@ -204,8 +204,12 @@ impl Wire {
             }
             Posted::Refused(r) => {
                 let msg = server_message(&r.text);
-                let (kind, message) =
-                    status_error(s, call, r.status, &msg, r.retry_after, *attempt);
+                let to = Asked {
+                    url: &call.url,
+                    key_hint: call.key_hint,
+                    check: "model (NEOCODE_MODEL, --model), base_url (NEOCODE_BASE_URL, --base-url) and api (NEOCODE_API, --api)",
+                };
+                let (kind, message) = status_error(s, &to, r.status, &msg, r.retry_after, *attempt);
                 Err(self.err(kind, message, None))
             }
         }
@@ -330,16 +334,25 @@ fn fold_ready<F: WireFold>(
     Ok(false)
 }
 
+/// Where a request the server refused went, for the words of its error.
+pub(super) struct Asked<'a> {
+    pub(super) url: &'a str,
+    /// The variables that hold the key.
+    pub(super) key_hint: &'a str,
+    /// The settings to check when the server answers 404.
+    pub(super) check: &'a str,
+}
+
 /// The error for a status the retries did not fix, in words that say what to set.
-fn status_error(
+pub(super) fn status_error(
     s: &OpenAiSettings,
-    call: &Call<'_>,
+    to: &Asked<'_>,
     status: u16,
     msg: &str,
     after: Option<Duration>,
     attempt: u32,
 ) -> (ErrorKind, String) {
-    let url = &call.url;
+    let url = to.url;
     let tries = if attempt > 0 {
         format!(" (after {} attempts)", attempt + 1)
     } else {
@@ -350,14 +363,14 @@ fn status_error(
             ErrorKind::Auth,
             format!(
                 "the provider rejected the API key (HTTP {status}: {msg}); set {} to a valid key for {}",
-                call.key_hint, s.base_url
+                to.key_hint, s.base_url
             ),
         ),
         404 => (
             ErrorKind::NotFound,
             format!(
-                "model `{}` or URL wrong: {url} answered HTTP 404 ({msg}); check model (NEOCODE_MODEL, --model), base_url (NEOCODE_BASE_URL, --base-url) and api (NEOCODE_API, --api)",
-                s.model
+                "model `{}` or URL wrong: {url} answered HTTP 404 ({msg}); check {}",
+                s.model, to.check
             ),
         ),
         429 => (

@@ -233,10 +233,7 @@ impl Matches {
             ));
         }
         if text.len() > output_cap.max(1024) {
-            let mut cut = output_cap.max(1024);
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
+            let cut = text.floor_char_boundary(output_cap.max(1024));
             text.truncate(cut);
             text.push_str("\n… (output cut; narrow the search)\n");
         }

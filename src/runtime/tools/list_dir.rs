@@ -83,12 +83,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let mut more = 0usize;
     let mut errors = 0usize;
     for entry in walker {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(_) => {
-                errors += 1;
-                continue;
-            }
+        let Ok(entry) = entry else {
+            errors += 1;
+            continue;
         };
         if entry.depth() == 0 {
             continue;

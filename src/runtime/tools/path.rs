@@ -228,8 +228,8 @@ impl Beneath {
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        // SAFETY: `fd` is a fresh descriptor nobody else owns.
         Ok(Beneath {
+            // SAFETY: `fd` is a fresh descriptor nobody else owns.
             root: unsafe { OwnedFd::from_raw_fd(fd) },
         })
     }

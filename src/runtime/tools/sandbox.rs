@@ -29,6 +29,8 @@ mod fault;
 mod helper;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod mount_api;
 mod probe;
 #[cfg(target_os = "linux")]
 mod protect;

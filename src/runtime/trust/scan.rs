@@ -176,14 +176,11 @@ impl Walk<'_> {
             (None, true) => std::fs::read_link(path).ok(),
             (None, false) => None,
         };
-        let meta = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(_) => {
-                // A dangling link: recorded by where it points, so a change of it counts.
-                let target = std::fs::read_link(path).unwrap_or_default();
-                let hash = hex(&Sha256::digest(target.as_os_str().as_encoded_bytes()));
-                return self.keep(rel, hash, 0, link, Vec::new());
-            }
+        let Ok(meta) = std::fs::metadata(path) else {
+            // A dangling link: recorded by where it points, so a change of it counts.
+            let target = std::fs::read_link(path).unwrap_or_default();
+            let hash = hex(&Sha256::digest(target.as_os_str().as_encoded_bytes()));
+            return self.keep(rel, hash, 0, link, Vec::new());
         };
         if meta.is_dir() {
             if depth >= MAX_DEPTH {

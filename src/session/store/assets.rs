@@ -91,33 +91,13 @@ impl Store {
         asset_id: &str,
         data: &[u8],
     ) -> Result<(String, PathBuf)> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
         let dir = self.inner.paths.assets().join(session_id);
         crate::session::workspace::create_private_dir(&dir)?;
         let rel = asset_relative_path(session_id, asset_id);
         let dst = self.inner.paths.dir.join(&rel);
         let tmp = dir.join(format!(".{asset_id}.{}.tmp", std::process::id()));
-        let write_file = || -> std::io::Result<()> {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            {
-                use std::os::unix::fs::PermissionsExt;
-                f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-            }
-            f.write_all(data)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &dst)?;
-            std::fs::File::open(&dir)?.sync_all()
-        };
-        if let Err(e) = write_file() {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(StoreError::io(&dst, e));
-        }
+        crate::session::workspace::replace_private_file(&dir, &tmp, &dst, data, true)
+            .map_err(|e| StoreError::io(&dst, e))?;
         Ok((rel, dst))
     }
 

@@ -41,8 +41,6 @@ impl Store {
     }
 
     fn put_blob_hashed(&self, hash: &str, data: &[u8]) -> Result<()> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
         let path = self.blob_path(hash)?;
         if path.exists() {
             return Ok(());
@@ -50,20 +48,8 @@ impl Store {
         let dir = path.parent().map(PathBuf::from).unwrap_or_default();
         crate::session::workspace::create_private_dir(&dir)?;
         let tmp = dir.join(format!(".{hash}.{}.tmp", std::process::id()));
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            f.write_all(data)?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            StoreError::io(&path, e)
-        })
+        crate::session::workspace::replace_private_file(&dir, &tmp, &path, data, false)
+            .map_err(|e| StoreError::io(&path, e))
     }
 
     /// A blob's bytes, checked against its hash (a blob a power cut cut short is refused,

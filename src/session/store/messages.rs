@@ -531,10 +531,7 @@ fn search_body(parts: &[Part], calls: &[ToolCall]) -> String {
         if s.len() <= room {
             out.push_str(s);
         } else {
-            let mut cut = room;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
+            let cut = s.floor_char_boundary(room);
             out.push_str(&s[..cut]);
         }
     };

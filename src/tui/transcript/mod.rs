@@ -294,16 +294,13 @@ impl Transcript {
         if self.last_seq == 0 {
             return;
         }
-        let cur = match self.selected {
-            Some(s) => s,
-            None => {
-                let vis = self.visible(width, height, theme);
-                let first = vis.first().map(|(s, _)| *s).unwrap_or(1);
-                let last = vis.last().map(|(s, _)| *s).unwrap_or(self.last_seq);
-                self.selected = Some(if delta < 0 { last } else { first });
-                self.reveal(width, height, theme);
-                return;
-            }
+        let Some(cur) = self.selected else {
+            let vis = self.visible(width, height, theme);
+            let first = vis.first().map(|(s, _)| *s).unwrap_or(1);
+            let last = vis.last().map(|(s, _)| *s).unwrap_or(self.last_seq);
+            self.selected = Some(if delta < 0 { last } else { first });
+            self.reveal(width, height, theme);
+            return;
         };
         let mut s = cur;
         let step = delta.signum();

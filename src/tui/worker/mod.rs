@@ -58,7 +58,7 @@ fn run(
             let result = filter.run(sessions, &text, stale)?;
             Reply::Filter { text, result }
         }
-        Request::Files => files(sessions)?,
+        Request::Files => files(sessions),
         Request::RankFiles { files, query } => {
             let matches = crate::tui::rank::rank_with(&files, &query, filter.picker());
             Reply::Ranked { query, matches }
@@ -312,7 +312,7 @@ fn save_asset(
 }
 
 /// The workspace files for `@path` completion.
-fn files(sessions: &Sessions) -> anyhow::Result<Reply> {
+fn files(sessions: &Sessions) -> Reply {
     let root = sessions.root().to_path_buf();
     let mut files = Vec::new();
     for e in ignore::WalkBuilder::new(&root).build().flatten() {
@@ -326,7 +326,7 @@ fn files(sessions: &Sessions) -> anyhow::Result<Reply> {
         }
     }
     files.sort();
-    Ok(Reply::Files(files))
+    Reply::Files(files)
 }
 
 /// Most workspace files listed for `@path` completion.

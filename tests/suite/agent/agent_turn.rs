@@ -561,7 +561,7 @@ fn compaction_keeps_every_message_and_a_failed_summary_changes_nothing() {
 struct Renamed(OpenAi);
 
 impl Provider for Renamed {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "gateway"
     }
 

@@ -90,8 +90,8 @@ fn result_seen(srv: &ScriptedServer) -> String {
         .to_string()
 }
 
-const DOC: &str = r#"<!doctype html><html><head><title>Guide</title>
-<script>steal()</script></head><body><h1>Build</h1><p>Run <code>make</code>.</p></body></html>"#;
+const DOC: &str = r"<!doctype html><html><head><title>Guide</title>
+<script>steal()</script></head><body><h1>Build</h1><p>Run <code>make</code>.</p></body></html>";
 
 #[test]
 fn an_allowed_page_comes_back_as_markdown_once_approved() {

@@ -285,6 +285,7 @@ fn read_only_home_lists_and_refuses_writes_clearly() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 
+    // SAFETY: geteuid has no preconditions and cannot fail.
     let as_root = unsafe { libc::geteuid() } == 0;
     for p in [env.tmp.path(), env.workdir.as_path(), file.as_path()] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -498,6 +498,8 @@ fn no_environment_of_neocode_or_any_other_process_is_readable_through_proc() {
             "{name}: neocode's environment was read through /proc:\n{}",
             out.text
         );
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let as_root = unsafe { libc::geteuid() } == 0;
         if namespaced(name) {
             // Only the box's own processes are visible: neither the test process (which plays
             // neocode for the tools here) nor any other process of the user.
@@ -513,7 +515,7 @@ fn no_environment_of_neocode_or_any_other_process_is_readable_through_proc() {
                 "{name}: another process's environment was read:\n{}",
                 out.text
             );
-        } else if unsafe { libc::geteuid() } == 0 {
+        } else if as_root {
             // The fallback's stated limit (docs/SECURITY.md): other processes of the user stay
             // visible, and as root their environment is readable.
             assert!(

@@ -196,7 +196,10 @@ impl Turn {
         let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
         msg.parts.extend(images);
         msg.tool_metadata = match &permission {
-            Some(p) => crate::runtime::policy::gate::with_permission(out.metadata, p),
+            Some(p) => Some(crate::runtime::policy::gate::with_permission(
+                out.metadata,
+                p,
+            )),
             None => out.metadata,
         };
         let seq = self.append_files(msg, self.update(None), &out.files)?;

@@ -195,10 +195,7 @@ fn convert(content: &[ContentBlock], structured: Option<&Value>) -> McpOutput {
     let mut text = text.join("\n");
     if text.len() > TEXT_CAP {
         let total = text.len();
-        let mut cut = TEXT_CAP;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
+        let cut = text.floor_char_boundary(TEXT_CAP);
         text.truncate(cut);
         text.push_str(&format!("\n[output cut: {cut} of {total} bytes kept]"));
     }

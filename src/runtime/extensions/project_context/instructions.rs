@@ -113,7 +113,7 @@ impl Instructions {
     /// them; returns how many it kept.
     fn push(&mut self, path: PathBuf, scope: Scope, bytes: &[u8], size: u64, left: usize) -> usize {
         let text = String::from_utf8_lossy(bytes);
-        let kept = floor_char_boundary(&text, left);
+        let kept = text.floor_char_boundary(left);
         let truncated = kept < text.len() || (size as usize) > bytes.len();
         self.files.push(InstructionFile {
             path,
@@ -222,17 +222,6 @@ fn folders(root: &Path, touched: &[PathBuf]) -> Vec<PathBuf> {
     }
     dirs.sort_by_key(|d| d.components().count());
     dirs
-}
-
-fn floor_char_boundary(s: &str, max: usize) -> usize {
-    if max >= s.len() {
-        return s.len();
-    }
-    let mut i = max;
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -204,7 +204,7 @@ impl Skills {
 /// The text that loads a skill into the context: its body (capped) and where its files are.
 pub(crate) fn activation_text(skill: &Skill) -> String {
     let mut s = format!("# Skill: {}\n\n", skill.name);
-    let cut = floor_char_boundary(&skill.body, BODY_CAP);
+    let cut = skill.body.floor_char_boundary(BODY_CAP);
     s.push_str(skill.body[..cut].trim());
     s.push('\n');
     if cut < skill.body.len() {
@@ -479,17 +479,6 @@ fn files_beside(folder: &Path) -> Vec<String> {
         out.push(rel.display().to_string());
     }
     out
-}
-
-fn floor_char_boundary(s: &str, max: usize) -> usize {
-    if max >= s.len() {
-        return s.len();
-    }
-    let mut i = max;
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]

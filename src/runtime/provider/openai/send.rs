@@ -6,9 +6,9 @@ use std::time::Duration;
 use super::client::OpenAi;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::provider::error::{ErrorKind, ProviderError};
+use crate::runtime::provider::http::{Asked, status_error};
 use crate::runtime::provider::quirks;
 use crate::runtime::provider::sse::{Completion, Folder, StreamEvent};
-use crate::runtime::provider::transport::secs;
 use crate::runtime::provider::transport::{self, Posted, Refused};
 use serde_json::Value;
 
@@ -138,54 +138,20 @@ impl OpenAi {
         let s = &self.settings;
         let url = s.url();
         let msg = quirks::server_message(text);
-        let tries = if attempt > 0 {
-            format!(" (after {} attempts)", attempt + 1)
-        } else {
-            String::new()
-        };
-        let (kind, message) = match status {
-            401 | 403 => (
-                ErrorKind::Auth,
-                format!(
-                    "the provider rejected the API key (HTTP {status}: {msg}); set NEOCODE_API_KEY or OPENAI_API_KEY to a valid key for {}",
-                    s.base_url
-                ),
-            ),
-            404 => (
-                ErrorKind::NotFound,
-                format!(
-                    "model `{}` or URL wrong: {url} answered HTTP 404 ({msg}); check model (NEOCODE_MODEL, --model) and base_url (NEOCODE_BASE_URL, --base-url)",
-                    s.model
-                ),
-            ),
-            429 => (
-                ErrorKind::RateLimited,
-                match retry_after {
-                    Some(d) => format!(
-                        "rate limited by {}{tries}: {msg}; retry after {}",
-                        s.base_url,
-                        secs(d)
-                    ),
-                    None => format!("rate limited by {}{tries}: {msg}", s.base_url),
-                },
-            ),
-            500.. if quirks::request_invalid(text) => (
+        let (kind, message) = if status >= 500 && quirks::request_invalid(text) {
+            (
                 ErrorKind::BadRequest,
                 format!(
                     "{url} refused the request (HTTP {status}, not retried: the server says the request is invalid): {msg}"
                 ),
-            ),
-            500.. => (
-                ErrorKind::Server,
-                format!(
-                    "server error HTTP {status} from {}{tries}: {msg}",
-                    s.base_url
-                ),
-            ),
-            _ => (
-                ErrorKind::BadRequest,
-                format!("{url} refused the request (HTTP {status}): {msg}"),
-            ),
+            )
+        } else {
+            let to = Asked {
+                url: &url,
+                key_hint: "NEOCODE_API_KEY or OPENAI_API_KEY",
+                check: "model (NEOCODE_MODEL, --model) and base_url (NEOCODE_BASE_URL, --base-url)",
+            };
+            status_error(s, &to, status, &msg, retry_after, attempt)
         };
         self.err(kind, message, None)
     }

@@ -178,9 +178,10 @@ pub(super) fn spawn(cmd: &mut Command) -> std::io::Result<std::process::Child> {
 /// The child (a shell run without the helper) gets its own session and process group and
 /// dies with neocode.
 pub(super) fn own_session(cmd: &mut Command) {
-    // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls and
-    // allocates nothing.
+    // SAFETY: getpid has no preconditions and cannot fail (read here, before the fork).
     let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe calls are sound: it makes syscalls only and allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
             // Own session and process group: the whole tree can be killed at once and has

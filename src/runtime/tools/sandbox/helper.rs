@@ -26,6 +26,9 @@ use std::path::{Path, PathBuf};
 use super::abi::REFUSED_EXIT;
 use super::fault::BoxError;
 use super::linux::{self, Outcome};
+use super::mount_api::{
+    AT_RECURSIVE, OPEN_TREE_CLOEXEC, OPEN_TREE_CLONE, move_onto, open_tree, set_read_only,
+};
 use super::protect::Protected;
 
 /// What one helper run confines.
@@ -53,23 +56,6 @@ impl Plan {
             self.root.iter().chain(self.tmp.iter()).cloned().collect()
         }
     }
-}
-
-const SYS_OPEN_TREE: libc::c_long = 428;
-const SYS_MOVE_MOUNT: libc::c_long = 429;
-const SYS_MOUNT_SETATTR: libc::c_long = 442;
-const OPEN_TREE_CLONE: libc::c_uint = 1;
-const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
-const AT_RECURSIVE: libc::c_uint = 0x8000;
-const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
-const MOUNT_ATTR_RDONLY: u64 = 0x1;
-
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
 }
 
 fn errno_text(what: &str) -> BoxError {
@@ -189,20 +175,9 @@ fn setup_mounts(plan: &Plan) -> Result<Protected, BoxError> {
     if !all_writable {
         for w in &writable {
             let p = cstr(w)?;
-            // SAFETY: open_tree with a valid path; the result is a descriptor we own.
-            let fd = unsafe {
-                libc::syscall(
-                    SYS_OPEN_TREE,
-                    libc::AT_FDCWD,
-                    p.as_ptr(),
-                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE,
-                )
-            };
-            if fd < 0 {
-                return Err(errno_text(&format!("open_tree {}", w.display())));
-            }
-            // SAFETY: a fresh descriptor.
-            clones.push((w.clone(), unsafe { OwnedFd::from_raw_fd(fd as i32) }));
+            let tree = open_tree(&p, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
+                .map_err(|e| BoxError::os(format!("open_tree {}", w.display()), e))?;
+            clones.push((w.clone(), tree));
         }
     }
     mount(
@@ -213,43 +188,13 @@ fn setup_mounts(plan: &Plan) -> Result<Protected, BoxError> {
         "",
     )?;
     if !all_writable {
-        let attr = MountAttr {
-            attr_set: MOUNT_ATTR_RDONLY,
-            attr_clr: 0,
-            propagation: 0,
-            userns_fd: 0,
-        };
-        // SAFETY: mount_setattr with a valid path and an attr struct of the size given.
-        let r = unsafe {
-            libc::syscall(
-                SYS_MOUNT_SETATTR,
-                libc::AT_FDCWD,
-                c"/".as_ptr(),
-                AT_RECURSIVE,
-                &attr as *const MountAttr,
-                std::mem::size_of::<MountAttr>(),
-            )
-        };
-        if r != 0 {
-            return Err(errno_text("mount_setattr / read-only"));
-        }
+        set_read_only(libc::AT_FDCWD, c"/", AT_RECURSIVE)
+            .map_err(|e| BoxError::os("mount_setattr / read-only", e))?;
     }
     for (w, fd) in &clones {
         let p = cstr(w)?;
-        // SAFETY: move_mount of a detached tree we own onto a valid path.
-        let r = unsafe {
-            libc::syscall(
-                SYS_MOVE_MOUNT,
-                fd.as_raw_fd(),
-                c"".as_ptr(),
-                libc::AT_FDCWD,
-                p.as_ptr(),
-                MOVE_MOUNT_F_EMPTY_PATH,
-            )
-        };
-        if r != 0 {
-            return Err(errno_text(&format!("move_mount onto {}", w.display())));
-        }
+        move_onto(fd, &p)
+            .map_err(|e| BoxError::os(format!("move_mount onto {}", w.display()), e))?;
     }
     let protected = match (&plan.root, plan.read_only) {
         (Some(root), false) => {

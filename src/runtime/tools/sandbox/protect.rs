@@ -20,11 +20,14 @@
 //!   trust, since another neocode may create it meanwhile.)
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::fault::BoxError;
+use super::mount_api::{
+    AT_RECURSIVE, OPEN_TREE_CLOEXEC, OPEN_TREE_CLONE, move_onto, open_tree, set_read_only,
+};
 
 /// Repositories (the workspace's, its submodules') protected at most.
 const MAX_REPOS: usize = 64;
@@ -226,85 +229,29 @@ fn remove(path: &Path) {
     }
 }
 
-const SYS_OPEN_TREE: libc::c_long = 428;
-const SYS_MOVE_MOUNT: libc::c_long = 429;
-const SYS_MOUNT_SETATTR: libc::c_long = 442;
-const OPEN_TREE_CLONE: libc::c_uint = 1;
-const AT_RECURSIVE: libc::c_uint = 0x8000;
-const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
-const MOUNT_ATTR_RDONLY: u64 = 0x1;
-
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
-
-fn os_error(what: &str, p: &Path) -> BoxError {
-    let source = std::io::Error::last_os_error();
-    BoxError::os(format!("{what} {}", p.display()), source)
-}
-
 /// Binds `path` (a folder or a file, not a symlink) onto itself, read-only when asked, so it
 /// becomes a mount point.
 fn bind_onto_itself(path: &Path, read_only: bool) -> Result<(), BoxError> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| BoxError::NulPath(path.to_path_buf()))?;
-    // SAFETY: open_tree with a valid path; the result is a descriptor we own.
-    let fd = unsafe {
-        libc::syscall(
-            SYS_OPEN_TREE,
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            OPEN_TREE_CLONE
-                | libc::O_CLOEXEC as libc::c_uint
-                | AT_RECURSIVE
-                | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint,
-        )
-    };
-    if fd < 0 {
-        return Err(os_error("open_tree", path));
-    }
-    // SAFETY: a fresh descriptor.
-    let tree = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    let tree = open_tree(
+        &c,
+        OPEN_TREE_CLONE
+            | OPEN_TREE_CLOEXEC
+            | AT_RECURSIVE
+            | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint,
+    )
+    .map_err(|e| BoxError::os(format!("open_tree {}", path.display()), e))?;
     if read_only {
-        let attr = MountAttr {
-            attr_set: MOUNT_ATTR_RDONLY,
-            attr_clr: 0,
-            propagation: 0,
-            userns_fd: 0,
-        };
-        // SAFETY: mount_setattr on our detached tree, with an attr struct of the size given.
-        let r = unsafe {
-            libc::syscall(
-                SYS_MOUNT_SETATTR,
-                tree.as_raw_fd(),
-                c"".as_ptr(),
-                libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
-                &attr as *const MountAttr,
-                std::mem::size_of::<MountAttr>(),
-            )
-        };
-        if r != 0 {
-            return Err(os_error("mount_setattr (read-only)", path));
-        }
-    }
-    // SAFETY: move_mount of a detached tree we own onto a valid path (a final symlink there
-    // is not followed).
-    let r = unsafe {
-        libc::syscall(
-            SYS_MOVE_MOUNT,
+        set_read_only(
             tree.as_raw_fd(),
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
+            c"",
+            libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
         )
-    };
-    if r != 0 {
-        return Err(os_error("move_mount onto", path));
+        .map_err(|e| BoxError::os(format!("mount_setattr (read-only) {}", path.display()), e))?;
     }
+    // A final symlink at `path` is not followed.
+    move_onto(&tree, &c)
+        .map_err(|e| BoxError::os(format!("move_mount onto {}", path.display()), e))?;
     Ok(())
 }

@@ -94,10 +94,7 @@ fn present(f: fetch::Fetched, cap: usize) -> ToolOutput {
         ));
     }
     if text.len() > cap {
-        let mut end = cap;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = text.floor_char_boundary(cap);
         notes.push(format!(
             "{} characters of text follow, not shown",
             text.len() - end
