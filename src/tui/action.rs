@@ -43,6 +43,8 @@ pub enum Action {
     Expand,
     /// Show the help screen.
     Help,
+    /// List the running turn's sub-agents (open one, cancel one or all).
+    Subagents,
     /// Back, or quit from the list.
     Back,
     /// Quit at once.

@@ -55,6 +55,8 @@ pub enum Overlay {
     /// `/permissions`: every rule in force and where it comes from; `d` revokes the
     /// session's own.
     Permissions(Box<crate::tui::permissions::PermissionsDialog>),
+    /// Ctrl-T: the running turn's sub-agents; Enter opens one, `x` cancels one, `X` all.
+    Subagents(crate::tui::subagents::SubagentsDialog),
 }
 
 /// The plan a `/plan` run proposes.

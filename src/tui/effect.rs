@@ -53,6 +53,11 @@ pub enum TurnEffect {
     },
     /// Steer the running turn: approve or deny a waiting call, answer a proposed plan, or cancel.
     Command(TurnCommand),
+    /// A command to one sub-agent of the running turn, by its session (cancel it alone).
+    CommandTo {
+        session_id: String,
+        cmd: TurnCommand,
+    },
     /// Summarise the session's transcript now (`/compact`); the outcome comes back as a
     /// [`Outcome`].
     Compact { session_id: String },

@@ -393,6 +393,14 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b!(
         Conversation,
+        [(KeyCode::Char('t'), C)],
+        "Ctrl-T",
+        Subagents,
+        "the running turn's sub-agents: Enter opens one (its own session, live: Alt-Enter steers it, Esc cancels it), x cancels one, X all",
+        None
+    ),
+    b!(
+        Conversation,
         [(KeyCode::Char('g'), C)],
         "Ctrl-G",
         EditDraft,

@@ -166,6 +166,8 @@ pub struct Live {
     pub following: Option<String>,
     /// The plan step whose event is being applied (steps' call ids may repeat).
     pub current_step: Option<String>,
+    /// The sub-agents the turn started (Ctrl-T lists them).
+    pub subagents: Vec<crate::tui::subagents::SubagentRow>,
 }
 
 impl Live {

@@ -39,6 +39,7 @@ pub(crate) mod rank;
 pub(crate) mod rewind;
 pub(crate) mod screen;
 pub(crate) mod seam;
+pub mod subagents;
 pub(crate) mod terminal;
 pub mod theme;
 pub mod transcript;

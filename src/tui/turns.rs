@@ -82,6 +82,15 @@ impl TurnLink {
                     // The handle is still held: the turn is ending.
                     .map_err(|_| Failure::new("the turn has already ended"))
             }
+            TurnEffect::CommandTo { session_id, cmd } => self
+                .any_agent()?
+                .submit(
+                    Target::Resume(session_id.clone()),
+                    Op::Command(cmd.clone()),
+                    Sink::none(),
+                )
+                .map(drop)
+                .map_err(|_| Failure::new("that sub-agent has already ended")),
             TurnEffect::Compact { session_id } => {
                 let to = Target::Resume(session_id.clone());
                 self.off_loop(

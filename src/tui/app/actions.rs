@@ -112,6 +112,7 @@ impl App {
             Action::ExportMarkdown => self.export_selected(true),
             Action::Expand => self.toggle_expand(),
             Action::Help => self.open_help(),
+            Action::Subagents => self.open_subagents(),
             Action::Back => self.back(),
             // The conversation's own: cards, the turn, the editor.
             Action::Approve

@@ -74,6 +74,7 @@ impl App {
             Overlay::Resume => return self.resume_key(key),
             Overlay::Rewind(d) => return self.rewind_key(d, key),
             Overlay::Permissions(d) => return self.permissions_key(d, key),
+            Overlay::Subagents(d) => return self.subagents_key(d, key),
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
                     self.overlay = Overlay::Search(s);

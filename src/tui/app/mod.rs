@@ -25,6 +25,7 @@ mod permissions;
 mod resume;
 mod rewind;
 mod state;
+mod subagents;
 mod turn;
 
 use std::collections::HashMap;

@@ -30,7 +30,8 @@ impl Conversation {
             return Vec::new();
         };
         // Steering goes to the turn running in this session; elsewhere it waits its turn.
-        let steer = steer && self.turn_is_open(ctx.detail());
+        let steer = steer
+            && (self.turn_is_open(ctx.detail()) || self.open_subagent(ctx.detail()).is_some());
         ctx.say(if steer {
             "Queued to steer: it goes in at the turn's next tool boundary."
         } else {

@@ -215,6 +215,18 @@ impl Conversation {
 
     /// Cancels the running turn.
     pub(crate) fn cancel_turn(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if let Some(child) = self.open_subagent(ctx.detail()) {
+            // The open session is a sub-agent of the turn: it alone is cancelled.
+            let session_id = child.to_string();
+            ctx.say(format!(
+                "Cancelling sub-agent {}… its parent goes on.",
+                crate::format::short_id(&session_id, 8)
+            ));
+            return vec![Ask::Effect(Effect::Turn(TurnEffect::CommandTo {
+                session_id,
+                cmd: TurnCommand::Cancel,
+            }))];
+        }
         match self.turn.live_mut() {
             Some(l) if !l.finished && !l.cancelling => {
                 l.cancelling = true;
@@ -245,6 +257,7 @@ impl Conversation {
                 "start the plan run"
             }
             TurnEffect::Command(_) => "steer the turn",
+            TurnEffect::CommandTo { .. } => "cancel the sub-agent",
             TurnEffect::Compact { .. } => "compact",
             TurnEffect::Model { .. } => "switch the model",
             TurnEffect::Models => "list the models",

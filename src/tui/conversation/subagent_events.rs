@@ -28,10 +28,15 @@ impl Conversation {
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let who = label(session_id, agent);
+        if let Some(l) = self.turn.live_mut() {
+            crate::tui::subagents::track(&mut l.subagents, session_id, agent, &event, ctx.now_ms);
+        }
         match event {
             TurnEvent::Started { .. } => {
                 if let Some(l) = self.turn.live_mut() {
-                    l.steps.push(format!("▸ {who} started"));
+                    l.steps.push(format!(
+                        "▸ {who} started (Ctrl-T: watch, steer or cancel it)"
+                    ));
                 }
                 vec![Ask::RefreshDetail]
             }

@@ -157,6 +157,16 @@ impl Conversation {
         }
     }
 
+    /// The open session, when it is a sub-agent of the running turn that still runs.
+    pub(crate) fn open_subagent<'a>(&self, detail: Option<&'a Detail>) -> Option<&'a str> {
+        let d = detail?;
+        let l = self.turn.live().filter(|l| !l.finished)?;
+        l.subagents
+            .iter()
+            .any(|r| r.id == d.id && r.running())
+            .then_some(d.id.as_str())
+    }
+
     /// The live turn, when it belongs to the session shown in the conversation view (the
     /// screen and the open session are the router's).
     pub(crate) fn live_here(&self, screen: Screen, detail: Option<&Detail>) -> Option<&Live> {
@@ -225,6 +235,9 @@ impl Conversation {
             if !l.asking.is_empty() {
                 v.push(Context::Approval);
             }
+            v.push(Context::Turn);
+        } else if screen == Screen::Conversation && self.open_subagent(detail).is_some() {
+            // A running sub-agent opened from Ctrl-T: Alt-Enter steers it, Esc cancels it.
             v.push(Context::Turn);
         } else if screen == Screen::Conversation
             && !self.turn_active()

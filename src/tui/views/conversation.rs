@@ -437,6 +437,12 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         } else {
             ("answer the approval above first".to_string(), t.warn())
         }
+    } else if app.conv.open_subagent(app.browse.detail.as_ref()).is_some() {
+        (
+            "a sub-agent, running: Alt-Enter steers it, Esc cancels it, Ctrl-T lists them"
+                .to_string(),
+            t.dim(),
+        )
     } else if app.turn_active() {
         (
             "a turn runs in another session: Enter queues here".to_string(),

@@ -12,6 +12,7 @@ mod permissions;
 mod popup;
 mod resume;
 mod rewind;
+mod subagents;
 mod text;
 
 use ratatui::Frame;
@@ -343,6 +344,13 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
             ("Tab", "choose"),
             ("↑↓", "scroll"),
             ("Esc", "cancel"),
+        ],
+        Overlay::Subagents(_) => vec![
+            ("↑↓", "choose"),
+            ("Enter", "open"),
+            ("x", "cancel it"),
+            ("X", "cancel all"),
+            ("Esc", "close"),
         ],
         Overlay::Permissions(_) => vec![
             ("↑↓", "choose"),

@@ -75,6 +75,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
         Overlay::Resume => super::resume::draw(frame, app, size),
         Overlay::Rewind(d) => super::rewind::draw(frame, app, d),
         Overlay::Permissions(d) => super::permissions::draw(frame, app, size, d),
+        Overlay::Subagents(d) => super::subagents::draw(frame, app, size, d),
     }
 }
 

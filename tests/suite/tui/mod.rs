@@ -16,5 +16,6 @@ mod tui_queue;
 mod tui_rewind;
 mod tui_snapshots;
 mod tui_status;
+mod tui_subagents;
 mod tui_trust;
 mod tui_worktree;
