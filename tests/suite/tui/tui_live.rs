@@ -1536,7 +1536,7 @@ fn an_edit_card_counts_the_diagnostics_its_result_carried() {
 }
 
 /// `event` of sub-agent `child`, started by the parent's call `t1`.
-fn child_ev(h: &mut H, child: &str, event: TurnEvent) {
+pub(super) fn child_ev(h: &mut H, child: &str, event: TurnEvent) {
     h.ev(TurnEvent::Subagent {
         session_id: child.into(),
         call_id: "t1".into(),

@@ -9,18 +9,9 @@ use neocode::session::{NewSession, ToolCall};
 use neocode::tui::app::Overlay;
 use neocode::tui::effect::TurnEffect;
 
-use super::tui_live::{H, tool};
+use super::tui_live::{H, child_ev, tool};
 use crate::support::text::has;
 use crate::support::tui::Keys;
-
-fn child_ev(h: &mut H, child: &str, event: TurnEvent) {
-    h.ev(TurnEvent::Subagent {
-        session_id: child.into(),
-        call_id: "t1".into(),
-        agent: Some("writer".into()),
-        event: Box::new(event),
-    });
-}
 
 /// A turn that started one sub-agent (a real session of the store) which made one call.
 fn with_child() -> (H, String) {
