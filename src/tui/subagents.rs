@@ -22,6 +22,8 @@ pub struct SubagentRow {
     pub id: String,
     /// The profile it runs (sanitised).
     pub agent: Option<String>,
+    /// What its parent's `task` call asked, in a line (sanitised; empty until known).
+    pub task: String,
     pub state: SubState,
     /// Tool calls it made.
     pub calls: u32,
@@ -60,7 +62,12 @@ impl SubagentRow {
         } else {
             String::new()
         };
-        format!("{who:<24} {state} · {calls}{tokens} · {secs} s")
+        let task = if self.task.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", self.task)
+        };
+        format!("{who:<20} {state} · {calls}{tokens} · {secs} s{task}")
     }
 }
 
@@ -76,6 +83,7 @@ pub(crate) fn track(
         rows.push(SubagentRow {
             id: id.to_string(),
             agent: agent.map(|a| sanitize::line(a).into_owned()),
+            task: String::new(),
             state: SubState::Running,
             calls: 0,
             tokens: 0,

@@ -136,6 +136,9 @@ impl App {
                 let note = interrupted_note(calls);
                 self.say(note);
             }
+            _ if self.conv.open_subagent(self.browse.detail.as_ref()).is_some() => self.say(
+                "A sub-agent of the running turn, live: Alt-Enter steers it, Esc cancels it alone, Ctrl-T lists them, Ctrl-B goes to the list.",
+            ),
             _ => self.say("Type a message and press Enter. Esc goes back to the list."),
         }
     }

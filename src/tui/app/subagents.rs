@@ -47,7 +47,8 @@ impl App {
             KeyCode::Enter => {
                 if let Some(row) = self.subagent_rows().get(d.selected) {
                     let id = row.id.clone();
-                    return self.resume(&id);
+                    let effects = self.resume(&id);
+                    return effects;
                 }
             }
             KeyCode::Char('x') => {

@@ -23,6 +23,7 @@ impl Conversation {
     pub(super) fn subagent_event(
         &mut self,
         session_id: &str,
+        call_id: &str,
         agent: Option<&str>,
         event: TurnEvent,
         ctx: &mut Ctx<'_>,
@@ -30,6 +31,18 @@ impl Conversation {
         let who = label(session_id, agent);
         if let Some(l) = self.turn.live_mut() {
             crate::tui::subagents::track(&mut l.subagents, session_id, agent, &event, ctx.now_ms);
+            // Named after the task its parent's call gave it (the call's card says it).
+            let task = l
+                .cards
+                .iter()
+                .find(|c| c.call.id == call_id && c.step.is_none());
+            if let (Some(card), Some(row)) =
+                (task, l.subagents.iter_mut().find(|r| r.id == session_id))
+                && row.task.is_empty()
+            {
+                let summary = card.summary.strip_prefix("task ").unwrap_or(&card.summary);
+                row.task = sanitize::line(summary).into_owned();
+            }
         }
         match event {
             TurnEvent::Started { .. } => {

@@ -132,10 +132,10 @@ impl Conversation {
             TurnEvent::Step { step_id, event } => self.step_event(step_id, event, ctx),
             TurnEvent::Subagent {
                 session_id,
+                call_id,
                 agent,
                 event,
-                ..
-            } => self.subagent_event(&session_id, agent.as_deref(), *event, ctx),
+            } => self.subagent_event(&session_id, &call_id, agent.as_deref(), *event, ctx),
             TurnEvent::Compacting { message } => {
                 ctx.say(sanitize::line(&message).into_owned());
                 Vec::new()

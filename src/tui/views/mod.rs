@@ -248,7 +248,9 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
         if !out.is_empty() {
             // The turn's keys first, then help; Esc cancels a running turn, so back is
             // offered only when no turn runs.
-            let actions: &[A] = if app.live_here().is_some_and(|l| !l.finished) {
+            let actions: &[A] = if app.live_here().is_some_and(|l| !l.finished)
+                || app.conv.open_subagent(app.browse.detail.as_ref()).is_some()
+            {
                 &[A::Help]
             } else {
                 &[A::Help, A::Back]

@@ -195,3 +195,58 @@ fn one_child_is_cancelled_by_its_own_id_and_its_sibling_goes_on() {
     );
     assert!(late.is_err());
 }
+
+#[test]
+fn a_child_steered_while_it_writes_its_answer_answers_the_steering_too() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        calls(&[("t1", "task", json!({"prompt": "Find the loader"}))]),
+        // The child's first answer streams slowly: the steering message comes meanwhile.
+        Stream::text("In src/config.rs.")
+            .delays(Duration::from_millis(800), Duration::ZERO)
+            .reply(),
+        Reply::text("In src/config.rs; docs/config.md describes it."),
+        Reply::text("The child found it."),
+    ]);
+    let agent = env.agent(&srv);
+    let h = asking(&agent, "Find it with a helper");
+    let parent = h.handle.session_id.clone();
+    let mut evs = Vec::new();
+    loop {
+        let e = next(&h);
+        if let TurnEvent::Subagent {
+            session_id, event, ..
+        } = &e
+            && matches!(event.as_ref(), TurnEvent::Started { .. })
+        {
+            // As the TUI's Alt-Enter in the child's view does: queued to steer the child.
+            let queued = agent.submit(
+                Target::Resume(session_id.clone()),
+                Op::Queue {
+                    text: "Also look in docs/".into(),
+                    steer: true,
+                },
+                Sink::none(),
+            );
+            assert!(queued.is_ok());
+        }
+        let done = matches!(e, TurnEvent::Finished { .. });
+        evs.push(e);
+        if done {
+            break;
+        }
+    }
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    let res = results(&env, &parent);
+    let child = child_of(&res[0].1);
+    // The child's turn went on with the steering message: its last answer is the second.
+    assert!(
+        res[0]
+            .1
+            .ends_with("In src/config.rs; docs/config.md describes it."),
+        "{res:?}"
+    );
+    assert!(env.sessions().queued(&child).unwrap().is_empty());
+    let asked = srv.requests()[2].body.clone();
+    assert!(asked.contains("Also look in docs/"), "{asked}");
+    assert_eq!(srv.request_count(), 4);
+}

@@ -355,7 +355,9 @@ impl Turn {
                     self.stop_hook_continues(&reason)?;
                     Ok(true)
                 }
-                _ => Ok(false),
+                // A steering message that came while the answer was written goes in, and
+                // the model answers it in this turn.
+                _ => Ok(self.deliver_steer()? > 0),
             };
         }
         self.run_calls(&completion.tool_calls, false)?;

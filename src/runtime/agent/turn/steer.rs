@@ -2,8 +2,8 @@
 //! A queued message is marked delivered by the very append that stores it (one transaction),
 //! so a kill at any point leaves it either still queued or stored, never lost.
 
-use super::{Flow, Turn, store_failed, title_from};
-use crate::runtime::agent::events::{TurnEvent, WarningCode};
+use super::{Turn, store_failed, title_from};
+use crate::runtime::agent::events::{FinishReason, TurnEvent, WarningCode};
 use crate::session::{NewMessage, Role, StoreError};
 use serde_json::{Value, json};
 
@@ -24,15 +24,17 @@ pub(super) fn queued_id(meta: Option<&Value>) -> Option<i64> {
 }
 
 impl Turn {
-    /// Messages queued to steer this turn (Alt-Enter in the TUI) go in at the tool boundary:
-    /// stored as user messages, so the next model call reads them. One removed meanwhile is
-    /// skipped.
-    pub(super) fn deliver_steer(&mut self) -> Flow {
+    /// Messages queued to steer this turn (Alt-Enter in the TUI) go in at the tool boundary
+    /// (or after the model's answer, when they came while it was written): stored as user
+    /// messages, so the next model call reads them. One removed meanwhile is skipped. How
+    /// many went in.
+    pub(super) fn deliver_steer(&mut self) -> Result<usize, FinishReason> {
         let steer = self
             .io
             .sessions
             .steer_waiting(&self.ctx.session_id)
             .map_err(store_failed)?;
+        let mut delivered = 0;
         for q in steer {
             test_pause();
             let mut msg = NewMessage::text(Role::User, q.text.clone());
@@ -46,11 +48,12 @@ impl Turn {
                 Err(StoreError::NotQueued(_)) => continue,
                 Err(e) => return Err(store_failed(e)),
             }
+            delivered += 1;
             self.emit(TurnEvent::Warning {
                 code: WarningCode::Steered,
                 message: format!("Steering message delivered: {}", title_from(&q.text)),
             });
         }
-        Ok(())
+        Ok(delivered)
     }
 }
