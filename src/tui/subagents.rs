@@ -27,7 +27,7 @@ pub struct SubagentRow {
     pub state: SubState,
     /// Tool calls it made.
     pub calls: u32,
-    /// Tokens it spent (known when it ends).
+    /// Tokens it spent: its model calls' as they are stored, its ledger's total at its end.
     pub tokens: u64,
     pub started_ms: i64,
     pub ended_ms: Option<i64>,
@@ -97,6 +97,9 @@ pub(crate) fn track(
     };
     match event {
         TurnEvent::ToolCall { .. } => row.calls += 1,
+        TurnEvent::AssistantStored { usage, .. } => {
+            row.tokens += usage.input_tokens + usage.output_tokens;
+        }
         TurnEvent::ApprovalNeeded { .. } => row.state = SubState::Asking,
         TurnEvent::ToolResult { .. } if row.state == SubState::Asking => {
             row.state = SubState::Running;
@@ -149,6 +152,15 @@ mod tests {
         track(&mut rows, "abcdef1234", None, &asked, 2_000);
         assert_eq!(rows[0].state, SubState::Asking);
         assert!(rows[0].describe(3_000).contains("asks for approval"));
+        let stored = TurnEvent::AssistantStored {
+            seq: 3,
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+            },
+        };
+        track(&mut rows, "abcdef1234", None, &stored, 2_500);
+        assert!(rows[0].describe(3_000).contains("· 15 tokens ·"));
         let end = TurnEvent::Finished {
             reason: FinishReason::Completed,
             usage: Usage {
