@@ -72,18 +72,18 @@ fn failure(e: RewindError) -> Failure {
 /// Runs `neocode rewind`.
 pub(super) fn run(loc: &Location, a: &RewindArgs) -> CmdResult {
     let (sessions, id) = open_for_id(loc, &a.id)?;
+    let scope = if a.files_only {
+        Scope::FilesOnly
+    } else if a.conversation_only {
+        Scope::ConversationOnly
+    } else {
+        Scope::Both
+    };
+    // A session that worked in a git worktree is rewound there.
+    let sessions = rewind::sessions_for(&sessions, &id, scope).map_err(failure)?;
     let plan = match a.to {
         _ if a.undo => rewind::plan_undo(&sessions, &id, a.force),
-        Some(seq) => {
-            let scope = if a.files_only {
-                Scope::FilesOnly
-            } else if a.conversation_only {
-                Scope::ConversationOnly
-            } else {
-                Scope::Both
-            };
-            rewind::plan(&sessions, &id, seq, scope, a.force)
-        }
+        Some(seq) => rewind::plan(&sessions, &id, seq, scope, a.force),
         None => return Err(Failure::usage("rewind needs --to <SEQ> or --undo")),
     }
     .map_err(failure)?;

@@ -30,6 +30,30 @@ use crate::session::{FileChangeRow, FileState, Rewind, RewindFile, RewindState, 
 
 type Result<T> = std::result::Result<T, RewindError>;
 
+/// The sessions to rewind `session_id`'s files with: rooted at the git worktree it worked in
+/// (a sub-agent's `worktree: true`, `run --worktree`, the TUI's `--worktree`) when it did, so
+/// its before-images go back there and never onto the workspace's own files. A rewind of
+/// files whose worktree is gone is refused (its changes are on its branch); one of the
+/// conversation only goes on.
+pub fn sessions_for(sessions: &Sessions, session_id: &str, scope: Scope) -> Result<Sessions> {
+    let header = sessions.header(session_id)?;
+    let workdir = Path::new(&header.workdir);
+    let worktrees = sessions.workspace_root().join(".neocode").join("worktrees");
+    if header.workdir.is_empty() || !workdir.starts_with(&worktrees) {
+        return Ok(sessions.clone());
+    }
+    if workdir.is_dir() {
+        return Ok(sessions.rooted_at(workdir));
+    }
+    if scope == Scope::ConversationOnly {
+        return Ok(sessions.clone());
+    }
+    Err(RewindError::WorktreeGone {
+        session_id: session_id.to_string(),
+        path: header.workdir,
+    })
+}
+
 /// Plans a rewind of `session_id` to the user message `to_seq`.
 pub fn plan(
     sessions: &Sessions,

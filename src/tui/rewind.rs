@@ -202,7 +202,17 @@ pub(crate) fn preview(sessions: &Sessions, id: &str, at: Option<i64>) -> anyhow:
     let Some(seq) = rewind::user_seq_at(sessions, id, at)? else {
         anyhow::bail!("This session has no message of yours to rewind to.");
     };
-    let plan = rewind::plan(sessions, id, seq, Scope::Both, false)?;
+    // A session that worked in a git worktree is rewound there; its files are not when the
+    // worktree is gone (the conversation still is).
+    let (sessions, scope) = match rewind::sessions_for(sessions, id, Scope::Both) {
+        Ok(s) => (s, Scope::Both),
+        Err(rewind::RewindError::WorktreeGone { .. }) => {
+            (sessions.clone(), Scope::ConversationOnly)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let sessions = &sessions;
+    let plan = rewind::plan(sessions, id, seq, scope, false)?;
     let message = sessions
         .messages(id, seq, seq)?
         .first()
@@ -240,6 +250,7 @@ pub(crate) fn apply(
     seq: i64,
     scope: Scope,
 ) -> anyhow::Result<Rewound> {
+    let sessions = &rewind::sessions_for(sessions, id, scope)?;
     let plan = rewind::plan(sessions, id, seq, scope, false)?;
     let result_id = rewind::apply(sessions, &plan)?;
     Ok(Rewound {

@@ -122,6 +122,10 @@ pub enum RewindError {
     NothingToUndo(String),
     #[error("{path}: {detail}")]
     File { path: String, detail: String },
+    #[error(
+        "session {session_id} changed its files in the worktree {path}, which is gone (its changes are on its branch): rewind only its conversation"
+    )]
+    WorktreeGone { session_id: String, path: String },
 }
 
 impl RewindError {
@@ -129,7 +133,9 @@ impl RewindError {
     pub(crate) fn is_usage(&self) -> bool {
         match self {
             RewindError::Store(e) => e.is_usage(),
-            RewindError::NotUserMessage { .. } | RewindError::NothingToUndo(_) => true,
+            RewindError::NotUserMessage { .. }
+            | RewindError::NothingToUndo(_)
+            | RewindError::WorktreeGone { .. } => true,
             RewindError::File { .. } => false,
         }
     }

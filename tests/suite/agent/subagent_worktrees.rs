@@ -7,8 +7,8 @@ use std::path::Path;
 
 use super::subagents::{calls, child_of, child_writes, listed_children, results};
 use crate::support::agent::{Env, drive, watch};
-use crate::support::finish;
 use crate::support::git::{git, repo};
+use crate::support::{Succeeds, finish};
 
 use neocode::runtime::agent::{FinishReason, Target, TurnCommand, TurnEvent};
 use neocode::testkit::scripted::Reply;
@@ -244,4 +244,66 @@ fn run_worktree_runs_in_a_worktree_and_says_its_branch_and_folder() {
         git(&env.workdir, &["show", &format!("{branch}:out.txt")]),
         "from the run\n"
     );
+}
+
+#[test]
+fn a_worktree_childs_rewind_goes_back_in_its_worktree_never_in_the_workspace() {
+    let (env, srv) =
+        Env::new(KEY, "\n[agents]\nkeep_worktrees = true\n").with_server(worktree_child_writes());
+    repo(&env.workdir);
+    // The workspace has a file of the same name: the child's rewind must not touch it.
+    std::fs::write(env.workdir.join("out.txt"), "mine\n").unwrap();
+    let (_, text) = run_parent(&env, &srv);
+    let child = child_of(&text);
+    let wt = env
+        .sessions()
+        .root()
+        .join(".neocode/worktrees")
+        .join(format!("task-{}", short(&child)));
+    assert!(wt.join("out.txt").exists());
+    env.cmd(
+        None,
+        &["rewind", &child, "--to", "2", "--files-only", "--yes"],
+    )
+    .succeeds();
+    // The child's own write is gone from its worktree; the workspace's file is as it was.
+    assert!(!wt.join("out.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("out.txt")).unwrap(),
+        "mine\n"
+    );
+}
+
+#[test]
+fn a_worktree_childs_files_are_not_rewound_once_its_worktree_is_gone() {
+    let (env, srv) = Env::new(KEY, "").with_server(worktree_child_writes());
+    repo(&env.workdir);
+    std::fs::write(env.workdir.join("out.txt"), "from the child\n").unwrap();
+    let (_, text) = run_parent(&env, &srv);
+    let child = child_of(&text);
+    let o = env
+        .cmd(None, &["rewind", &child, "--to", "2", "--yes", "--force"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("which is gone"), "{err}");
+    assert!(err.contains("conversation"), "{err}");
+    // Even forced, the workspace's file (the same text as the child's write) is untouched.
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("out.txt")).unwrap(),
+        "from the child\n"
+    );
+    env.cmd(
+        None,
+        &[
+            "rewind",
+            &child,
+            "--to",
+            "2",
+            "--conversation-only",
+            "--yes",
+        ],
+    )
+    .succeeds();
 }
