@@ -169,7 +169,7 @@ fn benches(c: &mut Criterion) {
             .transcript
             .as_mut()
             .unwrap();
-        tr.select(50_000, w, h, &theme);
+        tr.select(50_000, w, h, theme);
         t_app.on_resize(120, 35)
     };
     run(&f.rt, &mut t_app, jobs);

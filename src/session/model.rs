@@ -208,6 +208,10 @@ pub struct MessageExtra {
     pub metadata: Option<Value>,
 }
 
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes the field by reference"
+)]
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

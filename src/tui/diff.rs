@@ -15,7 +15,7 @@ pub(crate) fn diff_lines(
     width: usize,
     prefix: &str,
     max: usize,
-    t: &Theme,
+    t: Theme,
 ) -> Vec<Line<'static>> {
     let Some(p) = crate::runtime::tools::preview(&call.name, &call.arguments) else {
         return Vec::new();
@@ -62,7 +62,7 @@ pub(crate) fn result_lines(
     width: usize,
     prefix: &str,
     max: usize,
-    t: &Theme,
+    t: Theme,
 ) -> Vec<Line<'static>> {
     let clean = sanitize::text_without_sgr(text);
     let mut rows = clean.trim_end().split('\n');

@@ -586,7 +586,7 @@ mod tests {
             (None, None),
             None,
             info.policy,
-            &theme::Theme::new(false),
+            theme::Theme::new(false),
         )
         .into_iter()
         .map(|p| p.text)

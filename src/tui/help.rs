@@ -14,7 +14,7 @@ use crate::tui::theme::{Theme, marker, step_icon};
 pub(crate) const NO_MODEL: &str = "With no model configured nothing can be sent. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";
 
 /// The help text laid out for `width` columns: every line wraps, so nothing is cut mid-word.
-pub(crate) fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
+pub(crate) fn help_lines(t: Theme, width: usize) -> Vec<Line<'static>> {
     use crate::tui::markdown::wrap;
     let mut lines = Vec::new();
     let heading = |lines: &mut Vec<Line<'static>>, s: &str| {
@@ -65,7 +65,7 @@ pub(crate) fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
 
 /// Every key context's bindings, from the keymap (the same table the keys and the key bar
 /// use).
-fn key_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
+fn key_lines(t: Theme, width: usize) -> Vec<Line<'static>> {
     use crate::tui::markdown::wrap;
     let mut lines = Vec::new();
     for ctx in [
@@ -96,7 +96,7 @@ fn key_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
 }
 
 /// What the list's status marks and the plan's step icons mean.
-fn legend_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
+fn legend_lines(t: Theme, width: usize) -> Vec<Line<'static>> {
     use crate::tui::markdown::wrap;
     let mut lines = Vec::new();
     let heading = |lines: &mut Vec<Line<'static>>, s: &str| {
@@ -141,13 +141,13 @@ fn legend_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
 }
 
 /// The scroll that puts the help's Model section at the top (F1 with no model configured).
-pub(crate) fn help_model_scroll(t: &Theme, size: Rect) -> u16 {
+pub(crate) fn help_model_scroll(t: Theme, size: Rect) -> u16 {
     help_section_scroll(t, size, "Model")
 }
 
 /// The scroll that puts the section headed `heading` at the top (F1 opens at the keys of
 /// where it was pressed).
-pub(crate) fn help_section_scroll(t: &Theme, size: Rect, heading: &str) -> u16 {
+pub(crate) fn help_section_scroll(t: Theme, size: Rect, heading: &str) -> u16 {
     let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
     let at = help_lines(t, inner.width as usize)
         .iter()
@@ -162,7 +162,7 @@ pub(crate) fn help_area(size: Rect) -> Rect {
 }
 
 /// The furthest the help can scroll: its last line at the bottom, never blank space.
-pub(crate) fn help_max_scroll(t: &Theme, size: Rect) -> u16 {
+pub(crate) fn help_max_scroll(t: Theme, size: Rect) -> u16 {
     let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
     let n = help_lines(t, inner.width as usize).len();
     n.saturating_sub(inner.height as usize) as u16

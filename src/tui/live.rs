@@ -219,7 +219,7 @@ pub(crate) fn elapsed(ms: i64) -> String {
     }
 }
 
-fn state_style(s: &CardState, t: &Theme) -> Style {
+fn state_style(s: &CardState, t: Theme) -> Style {
     match s {
         CardState::Waiting(_) => t.warn(),
         CardState::Running => t.accent(),
@@ -266,7 +266,7 @@ pub(crate) struct CardPrompt<'a> {
 
 /// The card's lines about "always": the rules it keeps, one a line, the one being edited
 /// marked; or that no rule can allow the call.
-fn always_lines(p: &CardPrompt<'_>, width: usize, t: &Theme) -> Vec<Line<'static>> {
+fn always_lines(p: &CardPrompt<'_>, width: usize, t: Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if let ([only], None) = (p.rules, p.selected) {
         out.extend(markdown::wrap(
@@ -315,7 +315,7 @@ pub(crate) fn card_lines(
     width: usize,
     now_ms: i64,
     prompt: Option<CardPrompt<'_>>,
-    theme: &Theme,
+    theme: Theme,
 ) -> Vec<Line<'static>> {
     let width = width.max(16);
     let t = theme;
@@ -421,7 +421,7 @@ pub(crate) fn live_lines(
     width: usize,
     now_ms: i64,
     prompt: &Prompt<'_>,
-    theme: &Theme,
+    theme: Theme,
 ) -> Vec<Line<'static>> {
     let t = theme;
     let width = width.max(16);
@@ -483,7 +483,7 @@ fn streamed_lines(
     live: &Live,
     stored_text: Option<&str>,
     width: usize,
-    t: &Theme,
+    t: Theme,
 ) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if !live.reasoning.is_empty() {
@@ -516,7 +516,7 @@ fn cards_lines(
     width: usize,
     now_ms: i64,
     prompt: &Prompt<'_>,
-    t: &Theme,
+    t: Theme,
 ) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let asking = live.asking.front();
@@ -575,7 +575,7 @@ pub(crate) fn status_spans(
     (turn_usd, session_usd): (Option<String>, Option<String>),
     budget_left: Option<String>,
     policy: ApprovalPolicy,
-    theme: &Theme,
+    theme: Theme,
 ) -> Vec<StatusPart> {
     let t = theme;
     let Ok(model) = &info.provider else {
@@ -682,7 +682,7 @@ mod tests {
             (None, None),
             None,
             ApprovalPolicy::Ask,
-            &Theme::new(false),
+            Theme::new(false),
         )
         .into_iter()
         .map(|p| p.text)
@@ -705,7 +705,7 @@ mod tests {
             (Some("$0.04".into()), Some("$0.17".into())),
             Some("12 turns left".into()),
             ApprovalPolicy::AutoEdit,
-            &Theme::new(false),
+            Theme::new(false),
         );
         let line = |w: usize| -> String {
             fit_status(parts.clone(), w)

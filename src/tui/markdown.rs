@@ -108,7 +108,7 @@ pub(crate) fn plain(text: &str, width: usize, prefix: &str, style: Style) -> Vec
 
 /// Renders markdown into lines for `width` columns.
 #[cfg(test)]
-pub(crate) fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn render(text: &str, width: usize, theme: Theme) -> Vec<Line<'static>> {
     render_with(text, width, theme, theme.text(), false)
 }
 
@@ -117,7 +117,7 @@ pub(crate) fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'stati
 pub(crate) fn render_with(
     text: &str,
     width: usize,
-    theme: &Theme,
+    theme: Theme,
     base: Style,
     keep_breaks: bool,
 ) -> Vec<Line<'static>> {
@@ -155,8 +155,8 @@ struct Table {
     row: Vec<Vec<(String, Style)>>,
 }
 
-struct Renderer<'t> {
-    theme: &'t Theme,
+struct Renderer {
+    theme: Theme,
     base: Style,
     keep_breaks: bool,
     table: Option<Table>,
@@ -172,7 +172,7 @@ struct Renderer<'t> {
     quote: u32,
 }
 
-impl Renderer<'_> {
+impl Renderer {
     fn style(&self) -> Style {
         let mut s = self.base;
         if self.bold > 0 || self.heading {
@@ -477,7 +477,7 @@ mod tests {
         let out = text(&render(
             "Some **bold** words that wrap here\n\n```rust\nfn main() {}\n```\n- one\n- two",
             16,
-            &t,
+            t,
         ));
         assert_eq!(
             out,
@@ -499,7 +499,7 @@ mod tests {
     fn tables_line_up_or_fall_back_to_records() {
         let t = Theme::new(false);
         let md = "| name | n |\n|------|--:|\n| alpha | 1 |\n| b | 22 |\n\nafter";
-        let out = text(&render(md, 40, &t));
+        let out = text(&render(md, 40, t));
         assert_eq!(
             out,
             [
@@ -511,7 +511,7 @@ mod tests {
                 "after"
             ]
         );
-        let narrow = text(&render(md, 8, &t));
+        let narrow = text(&render(md, 8, t));
         assert_eq!(
             narrow,
             [
@@ -523,9 +523,9 @@ mod tests {
     #[test]
     fn kept_breaks_stay_lines() {
         let t = Theme::new(false);
-        let out = text(&render_with("one\ntwo\n\nthree", 40, &t, t.text(), true));
+        let out = text(&render_with("one\ntwo\n\nthree", 40, t, t.text(), true));
         assert_eq!(out, ["one", "two", "", "three"]);
-        let joined = text(&render("one\ntwo", 40, &t));
+        let joined = text(&render("one\ntwo", 40, t));
         assert_eq!(joined, ["one two"]);
     }
 }

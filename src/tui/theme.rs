@@ -23,7 +23,7 @@ impl Theme {
         Theme::new(std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()))
     }
 
-    fn fg(&self, c: Color) -> Style {
+    fn fg(self, c: Color) -> Style {
         if self.color {
             Style::new().fg(c)
         } else {
@@ -32,23 +32,23 @@ impl Theme {
     }
 
     /// Plain text.
-    pub(crate) fn text(&self) -> Style {
+    pub(crate) fn text(self) -> Style {
         Style::new()
     }
     /// Secondary text.
-    pub(crate) fn dim(&self) -> Style {
+    pub(crate) fn dim(self) -> Style {
         Style::new().add_modifier(Modifier::DIM)
     }
     /// Titles and emphasis.
-    pub(crate) fn bold(&self) -> Style {
+    pub(crate) fn bold(self) -> Style {
         Style::new().add_modifier(Modifier::BOLD)
     }
     /// The accent (focused borders, active tab, key names).
-    pub(crate) fn accent(&self) -> Style {
+    pub(crate) fn accent(self) -> Style {
         self.fg(Color::Cyan)
     }
     /// The selected row.
-    pub(crate) fn selected(&self) -> Style {
+    pub(crate) fn selected(self) -> Style {
         if self.color {
             Style::new()
                 .bg(Color::Rgb(40, 60, 90))
@@ -58,48 +58,48 @@ impl Theme {
         }
     }
     /// Matched characters of a filter or search.
-    pub(crate) fn matched(&self) -> Style {
+    pub(crate) fn matched(self) -> Style {
         self.fg(Color::Yellow)
             .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
     }
     /// Errors.
-    pub(crate) fn error(&self) -> Style {
+    pub(crate) fn error(self) -> Style {
         self.fg(Color::Red).add_modifier(Modifier::BOLD)
     }
     /// Success.
-    pub(crate) fn ok(&self) -> Style {
+    pub(crate) fn ok(self) -> Style {
         self.fg(Color::Green)
     }
     /// Warnings and running things.
-    pub(crate) fn warn(&self) -> Style {
+    pub(crate) fn warn(self) -> Style {
         self.fg(Color::Yellow)
     }
     /// The user's messages.
-    pub(crate) fn user(&self) -> Style {
+    pub(crate) fn user(self) -> Style {
         self.fg(Color::LightBlue).add_modifier(Modifier::BOLD)
     }
     /// The assistant's messages.
-    pub(crate) fn assistant(&self) -> Style {
+    pub(crate) fn assistant(self) -> Style {
         self.fg(Color::LightGreen).add_modifier(Modifier::BOLD)
     }
     /// Tool results.
-    pub(crate) fn tool(&self) -> Style {
+    pub(crate) fn tool(self) -> Style {
         self.fg(Color::LightMagenta).add_modifier(Modifier::BOLD)
     }
     /// System messages.
-    pub(crate) fn system(&self) -> Style {
+    pub(crate) fn system(self) -> Style {
         self.fg(Color::Gray).add_modifier(Modifier::BOLD)
     }
     /// Code blocks and inline code.
-    pub(crate) fn code(&self) -> Style {
+    pub(crate) fn code(self) -> Style {
         self.fg(Color::LightYellow)
     }
     /// Borders of unfocused panes.
-    pub(crate) fn border(&self) -> Style {
+    pub(crate) fn border(self) -> Style {
         self.fg(Color::DarkGray)
     }
     /// The title bar.
-    pub(crate) fn title_bar(&self) -> Style {
+    pub(crate) fn title_bar(self) -> Style {
         if self.color {
             Style::new().bg(Color::Rgb(30, 30, 46)).fg(Color::White)
         } else {
@@ -107,13 +107,13 @@ impl Theme {
         }
     }
     /// Reasoning (thinking) text: dim italic, so it never reads as the answer.
-    pub(crate) fn reasoning(&self) -> Style {
+    pub(crate) fn reasoning(self) -> Style {
         self.fg(Color::Gray)
             .add_modifier(Modifier::DIM | Modifier::ITALIC)
     }
     /// The style tool output asked for with SGR sequences, on top of `base`; with `NO_COLOR`
     /// only the attributes are kept.
-    pub(crate) fn sgr(&self, base: Style, s: &crate::sanitize::Sgr) -> Style {
+    pub(crate) fn sgr(self, base: Style, s: &crate::sanitize::Sgr) -> Style {
         use crate::sanitize::SgrColor;
         let color = |c: SgrColor| match c {
             SgrColor::Indexed(i) => Color::Indexed(i),
@@ -144,7 +144,7 @@ impl Theme {
 }
 
 /// A plan step's icon, the same in the TUI and `neocode show`.
-pub(crate) fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
+pub(crate) fn step_icon(s: StepStatus, t: Theme) -> (&'static str, Style) {
     (
         s.symbol(),
         match s {
@@ -157,7 +157,7 @@ pub(crate) fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
 }
 
 /// Status marker and its style.
-pub(crate) fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
+pub(crate) fn marker(s: Status, t: Theme) -> (&'static str, Style) {
     match s {
         Status::Created => ("○", t.dim()),
         Status::Running => ("●", t.warn()),

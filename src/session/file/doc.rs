@@ -105,6 +105,10 @@ pub struct FileTokens {
     pub reasoning: u64,
 }
 
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes the field by reference"
+)]
 pub(super) fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -271,10 +271,10 @@ impl App {
         let at = if self.screen != Screen::Conversation {
             0
         } else if self.conv.agent().provider.is_err() {
-            crate::tui::help::help_model_scroll(&self.theme, size)
+            crate::tui::help::help_model_scroll(self.theme, size)
         } else {
             crate::tui::help::help_section_scroll(
-                &self.theme,
+                self.theme,
                 size,
                 crate::tui::keymap::Context::Conversation.title(),
             )

@@ -57,7 +57,7 @@ impl App {
 
     pub(super) fn with_transcript(
         &mut self,
-        f: impl FnOnce(&mut Transcript, usize, usize, &Theme),
+        f: impl FnOnce(&mut Transcript, usize, usize, Theme),
     ) -> Vec<Effect> {
         let (w, h) = self.viewport();
         let theme = self.theme;
@@ -67,7 +67,7 @@ impl App {
             .as_mut()
             .and_then(|d| d.transcript.as_mut())
         {
-            f(t, w, h, &theme);
+            f(t, w, h, theme);
         }
         self.load_window()
     }

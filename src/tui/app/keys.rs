@@ -104,7 +104,7 @@ impl App {
     /// A key over the help: it scrolls, anything else closes it.
     fn help_key(&mut self, scroll: u16, key: KeyEvent) -> Vec<Effect> {
         let max = crate::tui::help::help_max_scroll(
-            &self.theme,
+            self.theme,
             ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
         );
         let page = self.size.1.saturating_sub(6).max(1);

@@ -14,7 +14,7 @@ use crate::tui::markdown;
 use crate::tui::theme::Theme;
 
 /// Role label and style.
-fn role_label(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> (String, Style) {
+fn role_label(m: &Message, tools: &HashMap<String, String>, theme: Theme) -> (String, Style) {
     match m.role {
         Role::User => ("You".into(), theme.user()),
         Role::Assistant => ("Assistant".into(), theme.assistant()),
@@ -60,7 +60,7 @@ pub(crate) fn message_lines(
     width: usize,
     expanded: bool,
     tools: &HashMap<String, String>,
-    theme: &Theme,
+    theme: Theme,
 ) -> Vec<Line<'static>> {
     let width = width.max(8);
     let mut out = Vec::new();
@@ -146,7 +146,7 @@ fn text_lines(
     width: usize,
     expanded: bool,
     tools: &HashMap<String, String>,
-    theme: &Theme,
+    theme: Theme,
 ) -> Vec<Line<'static>> {
     let body_w = width.saturating_sub(2);
     let clean = sanitize::text_without_sgr(text);
@@ -211,7 +211,7 @@ pub(crate) fn user_text_lines(
     clean: &str,
     body_w: usize,
     expanded: bool,
-    theme: &Theme,
+    theme: Theme,
 ) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let chip = |head: String, lines: usize, out: &mut Vec<Line<'static>>| {
@@ -291,7 +291,7 @@ pub(crate) fn user_text_lines(
 
 /// A message's head line: who wrote it, its marks (cancelled, denied, error, injected), its
 /// seq and its tokens.
-fn message_head(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> Line<'static> {
+fn message_head(m: &Message, tools: &HashMap<String, String>, theme: Theme) -> Line<'static> {
     let (label, style) = role_label(m, tools, theme);
     let mut head = vec![Span::styled(label, style)];
     if m.role == Role::Tool && !m.is_error && m.text().contains(CANCELLED_MARK) {
@@ -346,7 +346,7 @@ fn diagnostics_chip(meta: Option<&serde_json::Value>) -> Option<(String, bool)> 
 
 /// What a message records of its decision and its hooks (issue 27), dim: the rule or hook
 /// that let a call run or denied it, and each hook run (event, command, exit, duration).
-fn decision_lines(m: &Message, theme: &Theme) -> Vec<Line<'static>> {
+fn decision_lines(m: &Message, theme: Theme) -> Vec<Line<'static>> {
     let Some(meta) = &m.tool_metadata else {
         return Vec::new();
     };

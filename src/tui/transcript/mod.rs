@@ -148,7 +148,7 @@ impl Transcript {
     }
 
     /// The lines of message `seq` for `width` columns (cached).
-    pub(crate) fn lines(&self, seq: i64, width: usize, theme: &Theme) -> Laid {
+    pub(crate) fn lines(&self, seq: i64, width: usize, theme: Theme) -> Laid {
         let expanded = self.expanded.contains(&seq);
         if let Some((w, e, l)) = self.cache.borrow().get(&seq)
             && *w == width
@@ -172,7 +172,7 @@ impl Transcript {
         laid
     }
 
-    fn height(&self, seq: i64, width: usize, theme: &Theme) -> usize {
+    fn height(&self, seq: i64, width: usize, theme: Theme) -> usize {
         self.lines(seq, width, theme).len()
     }
 
@@ -181,7 +181,7 @@ impl Transcript {
         &self,
         width: usize,
         height: usize,
-        theme: &Theme,
+        theme: Theme,
     ) -> Vec<(i64, Line<'static>)> {
         if self.last_seq == 0 || height == 0 {
             return Vec::new();
@@ -217,7 +217,7 @@ impl Transcript {
     }
 
     /// Pins the view (leaves follow-end) at what is currently shown at the top.
-    fn unfollow(&mut self, width: usize, height: usize, theme: &Theme) {
+    fn unfollow(&mut self, width: usize, height: usize, theme: Theme) {
         if self.follow_end {
             // What is shown now, measured while still following the end.
             let vis = self.visible(width, height, theme);
@@ -231,7 +231,7 @@ impl Transcript {
     }
 
     /// Scrolls by `delta` lines.
-    pub(crate) fn scroll(&mut self, delta: i64, width: usize, height: usize, theme: &Theme) {
+    pub(crate) fn scroll(&mut self, delta: i64, width: usize, height: usize, theme: Theme) {
         if self.last_seq == 0 {
             return;
         }
@@ -278,7 +278,7 @@ impl Transcript {
         }
     }
 
-    fn at_end(&self, width: usize, height: usize, theme: &Theme) -> bool {
+    fn at_end(&self, width: usize, height: usize, theme: Theme) -> bool {
         let mut lines = 0usize;
         let (mut seq, off) = self.top;
         lines += self.height(seq, width, theme).saturating_sub(off);
@@ -290,7 +290,7 @@ impl Transcript {
     }
 
     /// Moves the selection by `delta` messages (skipping gaps) and brings it into view.
-    pub(crate) fn select_by(&mut self, delta: i64, width: usize, height: usize, theme: &Theme) {
+    pub(crate) fn select_by(&mut self, delta: i64, width: usize, height: usize, theme: Theme) {
         if self.last_seq == 0 {
             return;
         }
@@ -318,13 +318,13 @@ impl Transcript {
     }
 
     /// Selects `seq` and brings it into view.
-    pub fn select(&mut self, seq: i64, width: usize, height: usize, theme: &Theme) {
+    pub fn select(&mut self, seq: i64, width: usize, height: usize, theme: Theme) {
         self.selected = Some(seq.clamp(1, self.last_seq.max(1)));
         self.reveal(width, height, theme);
     }
 
     /// Scrolls so the selected message is visible.
-    fn reveal(&mut self, width: usize, height: usize, theme: &Theme) {
+    fn reveal(&mut self, width: usize, height: usize, theme: Theme) {
         let Some(sel) = self.selected else { return };
         let vis = self.visible(width, height, theme);
         let shown = vis.iter().filter(|(s, _)| *s == sel).count();

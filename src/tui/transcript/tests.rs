@@ -33,7 +33,7 @@ fn the_plan_drafting_instructions_are_labelled_and_folded() {
         vec![],
     );
     m.tool_metadata = Some(serde_json::json!({"plan_instructions": "draft"}));
-    let shown = text(&message_lines(&m, 80, false, &HashMap::new(), &t));
+    let shown = text(&message_lines(&m, 80, false, &HashMap::new(), t));
     assert!(
         shown[0].starts_with("Plan-drafting instructions (neocode to the model)  #3"),
         "{shown:#?}"
@@ -43,7 +43,7 @@ fn the_plan_drafting_instructions_are_labelled_and_folded() {
         !shown.iter().any(|l| l.contains("update_plan")),
         "{shown:#?}"
     );
-    let open = text(&message_lines(&m, 80, true, &HashMap::new(), &t));
+    let open = text(&message_lines(&m, 80, true, &HashMap::new(), t));
     assert!(open.iter().any(|l| l.contains("update_plan")), "{open:#?}");
 }
 
@@ -54,13 +54,13 @@ fn more_lines_counts_lines_not_the_rows_they_wrap_into() {
     let out: String = (0..6).map(|i| long(i) + "\n").collect();
     let mut m = msg(Role::Tool, vec![Part::text(out)], vec![]);
     m.tool_call_id = Some("c1".into());
-    let shown = text(&message_lines(&m, 40, false, &HashMap::new(), &t));
+    let shown = text(&message_lines(&m, 40, false, &HashMap::new(), t));
     // Each line wraps into two rows: two whole lines fit, four are left.
     assert!(
         shown.iter().any(|l| l.contains("… 4 more lines")),
         "{shown:#?}"
     );
-    let expanded = text(&message_lines(&m, 40, true, &HashMap::new(), &t));
+    let expanded = text(&message_lines(&m, 40, true, &HashMap::new(), t));
     assert!(
         expanded.iter().any(|l| l.contains("line 5")),
         "{expanded:#?}"
@@ -88,10 +88,10 @@ fn injected_messages_carry_a_dim_mark() {
         text: "<system-reminder>ctx</system-reminder>".into(),
     }];
     let mut m = msg(Role::User, text, Vec::new());
-    let head = message_lines(&m, 60, false, &tools, &t).remove(0);
+    let head = message_lines(&m, 60, false, &tools, t).remove(0);
     assert!(!head.to_string().contains("injected"), "{head}");
     m.extra.injected = true;
-    let head = message_lines(&m, 60, false, &tools, &t).remove(0);
+    let head = message_lines(&m, 60, false, &tools, t).remove(0);
     let mark = head
         .spans
         .iter()
@@ -108,7 +108,7 @@ fn a_big_write_collapses_to_a_few_lines_and_expands_with_real_newlines() {
         .collect();
     assert!(content.len() > 12_000);
     let m = write_call(&content);
-    let collapsed = text(&message_lines(&m, 80, false, &HashMap::new(), &t));
+    let collapsed = text(&message_lines(&m, 80, false, &HashMap::new(), t));
     assert!(collapsed.len() <= 9, "{collapsed:#?}");
     assert!(
         collapsed[1].contains("write_file  src/big.rs …"),
@@ -121,7 +121,7 @@ fn a_big_write_collapses_to_a_few_lines_and_expands_with_real_newlines() {
         collapsed[6].contains("+ … 596 more lines"),
         "{collapsed:#?}"
     );
-    let expanded = text(&message_lines(&m, 80, true, &HashMap::new(), &t));
+    let expanded = text(&message_lines(&m, 80, true, &HashMap::new(), t));
     assert!(expanded.iter().any(|l| l == "      line 599 of the file"));
     assert!(expanded.iter().any(|l| l == "    path: src/big.rs"));
     assert!(
@@ -148,12 +148,12 @@ fn tool_output_colours_become_styles() {
         Vec::new(),
     );
     m.tool_call_id = Some("c1".into());
-    let lines = message_lines(&m, 80, false, &HashMap::new(), &t);
+    let lines = message_lines(&m, 80, false, &HashMap::new(), t);
     assert_eq!(lines[1].to_string(), "  │ cyan plain ^[[2Jafter");
     let cyan = lines[1].spans.iter().find(|s| s.content == "cyan").unwrap();
     assert_eq!(cyan.style.fg, Some(Color::Indexed(6)));
     // Without colour the attributes stay and the colour goes.
-    let plain = message_lines(&m, 80, false, &HashMap::new(), &Theme::new(false));
+    let plain = message_lines(&m, 80, false, &HashMap::new(), Theme::new(false));
     assert!(plain[1].spans.iter().all(|s| s.style.fg.is_none()));
 }
 
@@ -170,7 +170,7 @@ fn reasoning_is_markdown_and_marked() {
         ],
         Vec::new(),
     );
-    let lines = message_lines(&m, 60, false, &HashMap::new(), &t);
+    let lines = message_lines(&m, 60, false, &HashMap::new(), t);
     assert_eq!(lines[1].to_string(), "  ∴ Think hard");
     let hard = lines[1].spans.iter().find(|s| s.content == "hard").unwrap();
     assert!(
@@ -191,7 +191,7 @@ fn user_messages_keep_their_line_breaks() {
         }],
         Vec::new(),
     );
-    let lines = text(&message_lines(&m, 60, false, &HashMap::new(), &t));
+    let lines = text(&message_lines(&m, 60, false, &HashMap::new(), t));
     assert_eq!(&lines[1..3], ["  first", "  second"]);
 }
 
@@ -208,7 +208,7 @@ fn a_tool_result_shows_its_rule_and_hook_runs_dim() {
                   {"event": "PostToolUse", "command": "sleep 9", "exit_code": null,
                    "duration_ms": 500, "timed_out": true}]
     }));
-    let lines = message_lines(&m, 100, false, &HashMap::new(), &t);
+    let lines = message_lines(&m, 100, false, &HashMap::new(), t);
     let shown = text(&lines);
     let rule = "  allowed by rule run_command(cargo test *) (/w/.neocode/permissions.toml:2)";
     let at = shown.iter().position(|l| l == rule);

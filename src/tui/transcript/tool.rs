@@ -96,7 +96,7 @@ pub(super) fn capped(
     lines: Vec<Vec<Line<'static>>>,
     expanded: bool,
     prefix: &str,
-    theme: &Theme,
+    theme: Theme,
 ) -> Vec<Line<'static>> {
     let rows: usize = lines.iter().map(Vec::len).sum();
     if expanded || rows <= COLLAPSED_LINES + 1 {
@@ -139,7 +139,7 @@ pub(super) fn output_lines(
     width: usize,
     prefix: &str,
     base: Style,
-    theme: &Theme,
+    theme: Theme,
 ) -> Vec<Vec<Line<'static>>> {
     let mut lines: Vec<Vec<(String, Style)>> = vec![Vec::new()];
     for (sgr, t) in sanitize::sgr_runs(text) {
@@ -174,7 +174,7 @@ pub(super) fn call_lines(
     call: &crate::session::ToolCall,
     width: usize,
     expanded: bool,
-    theme: &Theme,
+    theme: Theme,
 ) -> Vec<Line<'static>> {
     let (summary, shown) = summary(&call.arguments);
     let mut out = markdown::wrap(

@@ -12,7 +12,7 @@ use crate::tui::theme::Theme;
 /// The Info tab's lines in view (scrolled by `d.scroll`, as many as `area` holds): those of
 /// `head` (already wrapped), then the file changes.
 pub(super) fn with_changes(
-    t: &Theme,
+    t: Theme,
     d: &Detail,
     head: Vec<Line<'static>>,
     area: Rect,
@@ -28,7 +28,7 @@ pub(super) fn with_changes(
 
 /// Lines `from..from + n` of the file-changes part (a blank, the heading, then each turn's
 /// heading and files), `width` wide at most.
-fn lines(t: &Theme, d: &Detail, from: usize, n: usize, width: usize) -> Vec<Line<'static>> {
+fn lines(t: Theme, d: &Detail, from: usize, n: usize, width: usize) -> Vec<Line<'static>> {
     let mut all: Vec<Line<'static>> = Vec::new();
     let mut at = 0usize;
     // Pushes line `at` when it is in view; false once the view is full.

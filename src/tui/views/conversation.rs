@@ -84,7 +84,7 @@ fn dollars(app: &App) -> (Option<String>, Option<String>) {
 
 /// The agent line: the failure of the last turn in words, else model, gauge and the rest.
 fn agent_line(app: &App, width: usize) -> Line<'static> {
-    let t = &app.theme;
+    let t = app.theme;
     if let Some(e) = app.live_here().and_then(|l| l.error.as_ref()) {
         let retry = if app.conv.retry_offered(app.browse.detail.as_ref()) {
             "· Enter retries "
@@ -133,7 +133,7 @@ fn agent_line(app: &App, width: usize) -> Line<'static> {
 }
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
-    let t = &app.theme;
+    let t = app.theme;
     let d = app.browse.detail.as_ref();
     let title = match d.and_then(|d| d.header.as_ref()) {
         Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
@@ -164,7 +164,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
 
 /// The transcript with the live cell (or the interrupted calls) after it.
 fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     let w = area.width.saturating_sub(1) as usize;
     let h = area.height as usize;
     let tr = app
@@ -263,7 +263,7 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
 
 /// The calls a stopped session left without a result, as cards with the two choices.
 fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = app.theme;
     let mut out = vec![Line::from(Span::styled(
         "These tool calls never got a result (the session stopped mid-turn):",
         t.warn(),
@@ -296,7 +296,7 @@ fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Ve
 
 /// Slash commands matching what is typed, just above the editor.
 fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
-    let t = &app.theme;
+    let t = app.theme;
     let m: Vec<(String, String, String)> = if app.conv.path_matches().is_empty() {
         app.conv.slash_matches()
     } else {
@@ -356,7 +356,7 @@ fn split_bottom(area: Rect, h: u16) -> (Rect, Rect) {
 /// The open session's queue, above the editor: what waits, oldest first (steering messages
 /// marked), and whether it goes on by itself or is held (and why). Empty: nothing waits.
 fn queue_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = app.theme;
     let Some(d) = app.browse.detail.as_ref().filter(|_| !app.conv.draft()) else {
         return Vec::new();
     };
@@ -404,7 +404,7 @@ fn queue_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
 }
 
 fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
-    let t = &app.theme;
+    let t = app.theme;
     let room = a.input.width.saturating_sub(2) as usize;
     let card = app.card_focus();
     let (hint, style) = if let Some(ctx) = card {

@@ -16,7 +16,7 @@ use crate::tui::theme::Theme;
 use chrono::Local;
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
-    let t = &app.theme;
+    let t = app.theme;
     let focused = app.focus == Focus::Detail;
     let welcoming = app.browse.list.loaded
         && app.browse.list.rows.is_empty()
@@ -93,7 +93,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
 }
 
 fn welcome(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     let lines = vec![
         Line::default(),
         Line::from(Span::styled(
@@ -125,7 +125,7 @@ fn welcome(frame: &mut Frame<'_>, app: &App, area: Rect) {
 }
 
 pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect, focused: bool) {
-    let th = &app.theme;
+    let th = app.theme;
     let Some(tr) = &d.transcript else {
         frame.render_widget(Paragraph::new(Span::styled("Loading…", th.dim())), area);
         return;
@@ -182,7 +182,7 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
 }
 
 fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     let Some(plan) = d
         .header
         .as_ref()
@@ -274,7 +274,7 @@ fn step_lines(
     width: usize,
     selected: bool,
 ) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = app.theme;
     let st = d.progress.status(&step.id);
     let failure = d.progress.failures.get(&step.id);
     let skipped = failure.is_some_and(|f| f.error_type == "skipped");
@@ -360,7 +360,7 @@ fn step_lines(
 /// The Usage tab's prompt-cache and cost lines, when the ledger has any.
 fn cache_and_cost(
     ledger: &crate::session::RuntimeLedger,
-    t: &crate::tui::theme::Theme,
+    t: crate::tui::theme::Theme,
 ) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let u = &ledger.usage;
@@ -391,7 +391,7 @@ fn cache_and_cost(
 }
 
 fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     let Some(h) = &d.header else { return };
     let ledger = h.ledger.clone().unwrap_or_default();
     // The three figures (README "Token figures"): lifetime usage (what was spent: the
@@ -490,7 +490,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
 /// The per-turn chart under its title line.
 fn usage_chart(
     frame: &mut Frame<'_>,
-    t: &Theme,
+    t: Theme,
     usage: Option<&[(i64, Usage)]>,
     calls: Option<u64>,
     chart_title: Rect,
@@ -555,7 +555,7 @@ fn usage_chart(
 }
 
 /// One gauge per budget limit set.
-fn usage_gauges(frame: &mut Frame<'_>, t: &Theme, gauges: Vec<(&str, u64, u64)>, gauge_area: Rect) {
+fn usage_gauges(frame: &mut Frame<'_>, t: Theme, gauges: Vec<(&str, u64, u64)>, gauge_area: Rect) {
     if gauges.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
@@ -606,7 +606,7 @@ fn usage_gauges(frame: &mut Frame<'_>, t: &Theme, gauges: Vec<(&str, u64, u64)>,
 }
 
 fn assets(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     if d.assets.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled("This session has no assets.", t.dim())),
@@ -655,7 +655,7 @@ fn human_size(n: u64) -> String {
 }
 
 /// A `key         value` line of the Info tab (the value sanitised).
-fn kv(t: &Theme, k: &str, v: String) -> Line<'static> {
+fn kv(t: Theme, k: &str, v: String) -> Line<'static> {
     Line::from(vec![
         Span::styled(format!("{k:<12}"), t.dim()),
         Span::raw(sanitize::line(&v).into_owned()),
@@ -664,7 +664,7 @@ fn kv(t: &Theme, k: &str, v: String) -> Line<'static> {
 
 /// The Info tab's lines about the session itself: its header, where it came from, when.
 fn header_lines(app: &App, d: &Detail, h: &SessionHeader) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = app.theme;
     let kv = |k: &str, v: String| kv(t, k, v);
     let mut lines = vec![
         kv("id", h.id.clone()),
@@ -746,7 +746,7 @@ fn header_lines(app: &App, d: &Detail, h: &SessionHeader) -> Vec<Line<'static>> 
 }
 
 fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     let Some(h) = &d.header else { return };
     let mut lines = header_lines(app, d, h);
     if let Some(c) = &d.context {

@@ -82,7 +82,7 @@ fn columns(width: usize, branches: bool) -> Vec<Col> {
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let area = a.list;
-    let t = &app.theme;
+    let t = app.theme;
     let l = &app.browse.list;
     let focused = app.focus == Focus::List;
     let block = super::parts::pane_block(t, focused).title(Span::styled(
@@ -171,7 +171,7 @@ fn pane_title(l: &SessionList) -> String {
 /// The filter's line above the rows: its text, how many match, and the cursor while it is
 /// edited.
 fn draw_filter(frame: &mut Frame<'_>, app: &App, a: &Layout) {
-    let t = &app.theme;
+    let t = app.theme;
     let l = &app.browse.list;
     let (Some(f), Some(line_area)) = (&l.filter, a.list_filter) else {
         return;
@@ -210,7 +210,7 @@ fn row(
     cols: &[Col],
     selected: bool,
 ) -> Line<'static> {
-    let t = &app.theme;
+    let t = app.theme;
     // The session whose turn runs in this process: a spinner and a token count that moves
     // (stored usage plus the chunks streaming now).
     let running = app
@@ -285,7 +285,7 @@ fn row(
 
 /// The title with its matched characters (`hl`, character indices) highlighted, pushed onto
 /// `spans`; the columns it takes.
-fn title_spans(shown: &str, hl: &[u32], t: &Theme, spans: &mut Vec<Span<'static>>) -> usize {
+fn title_spans(shown: &str, hl: &[u32], t: Theme, spans: &mut Vec<Span<'static>>) -> usize {
     let mut used = 0;
     let mut run = String::new();
     let mut run_hl = false;

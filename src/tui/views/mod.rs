@@ -91,7 +91,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
 }
 
 fn title_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     let count = match app.browse.list.total {
         Some(1) => "1 session".to_string(),
         Some(n) => format!("{n} sessions"),
@@ -108,7 +108,7 @@ fn title_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
 }
 
 fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     let always;
     let editing = match &app.overlay {
         Overlay::Rename { input, .. } => Some(("Rename to: ", input)),
@@ -311,7 +311,7 @@ pub(crate) fn fit_bar(
 }
 
 fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     let entries: Vec<(&str, &str)> = match &app.overlay {
         Overlay::Search(_) => vec![
             ("type", "to search"),

@@ -21,7 +21,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
         | Overlay::DenyReason { .. }
         | Overlay::AlwaysRule { .. } => {}
         Overlay::Confirm(what) => {
-            let t = &app.theme;
+            let t = app.theme;
             let (title, text) = match what {
                 Confirm::Quit => (
                     "Quit",
@@ -48,7 +48,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
         }
         Overlay::Help(scroll) => help(frame, app, size, *scroll),
         Overlay::ConfirmDelete { title, id } => {
-            let t = &app.theme;
+            let t = app.theme;
             let area = centered(size, 56, 7);
             let inner = popup(frame, app, area, "Delete session");
             let lines = vec![
@@ -81,7 +81,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
 
 /// The server's models, the selected one marked; scrolled to keep it in view.
 fn models(frame: &mut Frame<'_>, app: &App, size: Rect, names: &[String], selected: usize) {
-    let t = &app.theme;
+    let t = app.theme;
     let rows = size.height.saturating_sub(6).clamp(1, 20) as usize;
     let first = selected.saturating_sub(rows.saturating_sub(1));
     let lines: Vec<Line<'static>> = names
@@ -107,7 +107,7 @@ fn models(frame: &mut Frame<'_>, app: &App, size: Rect, names: &[String], select
 /// The proposed plan: its steps layer by layer (a layer runs after every earlier one), and
 /// the keys that answer it.
 fn plan(frame: &mut Frame<'_>, app: &App, size: Rect, p: &PlanAsk) {
-    let t = &app.theme;
+    let t = app.theme;
     let mut lines = Vec::new();
     for (i, layer) in p.layers.iter().enumerate() {
         lines.push(Line::from(Span::styled(
@@ -143,14 +143,14 @@ fn plan(frame: &mut Frame<'_>, app: &App, size: Rect, p: &PlanAsk) {
 fn help(frame: &mut Frame<'_>, app: &App, size: Rect, scroll: u16) {
     let area = help_area(size);
     let inner = popup(frame, app, area, "Help");
-    let lines = help_lines(&app.theme, inner.width as usize);
-    let scroll = scroll.min(help_max_scroll(&app.theme, size));
+    let lines = help_lines(app.theme, inner.width as usize);
+    let scroll = scroll.min(help_max_scroll(app.theme, size));
     frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
 }
 
 /// A snippet with its marked terms highlighted; the markers themselves are never drawn.
 pub(super) fn snippet_spans(snippet: &str, app: &App) -> Vec<Span<'static>> {
-    let t = &app.theme;
+    let t = app.theme;
     let clean = sanitize::line(snippet);
     let mut spans = Vec::new();
     let mut cur = String::new();
@@ -176,7 +176,7 @@ pub(super) fn snippet_spans(snippet: &str, app: &App) -> Vec<Span<'static>> {
 }
 
 fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
-    let t = &app.theme;
+    let t = app.theme;
     // The whole width between the title and the status line: a narrower box left a strip of
     // the transcript beside it that read as part of the results.
     let area = Rect {

@@ -9,7 +9,7 @@ pub(super) use crate::tui::theme::{marker, step_icon};
 
 /// A pane's border: focus shows as a thick border in its accent colour, so it stays visible
 /// without colour (`NO_COLOR`).
-pub(super) fn pane_block(t: &Theme, focused: bool) -> Block<'static> {
+pub(super) fn pane_block(t: Theme, focused: bool) -> Block<'static> {
     if focused {
         Block::bordered()
             .border_type(BorderType::Thick)

@@ -12,7 +12,7 @@ use crate::tui::app::App;
 use crate::tui::permissions::{PermissionsDialog, Row};
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect, d: &PermissionsDialog) {
-    let t = &app.theme;
+    let t = app.theme;
     let width = size.width.saturating_sub(4).min(110);
     let inner_w = usize::from(width.saturating_sub(2));
     let room = usize::from(size.height.saturating_sub(6)).max(1);

@@ -10,7 +10,7 @@ pub(super) use crate::tui::layout::centered;
 
 /// Clears an area and draws a bordered block with a title there; returns the inner area.
 pub(super) fn popup(frame: &mut Frame<'_>, app: &App, area: Rect, title: &str) -> Rect {
-    let t = &app.theme;
+    let t = app.theme;
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)

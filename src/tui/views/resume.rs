@@ -14,7 +14,7 @@ use crate::sanitize;
 use crate::tui::app::App;
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
-    let t = &app.theme;
+    let t = app.theme;
     let l = &app.browse.list;
     let w = size.width.saturating_sub(4).min(100);
     let h = size.height.saturating_sub(4).max(5);

@@ -14,7 +14,7 @@ use crate::tui::rewind::{
 };
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, d: &RewindDialog) {
-    let t = &app.theme;
+    let t = app.theme;
     let area = dialog_area(app.size);
     let title = format!("Rewind to before message #{}", d.preview.seq);
     let inner = popup(frame, app, area, &title);

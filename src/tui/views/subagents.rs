@@ -12,7 +12,7 @@ use crate::tui::app::App;
 use crate::tui::subagents::{SubState, SubagentsDialog};
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect, d: &SubagentsDialog) {
-    let t = &app.theme;
+    let t = app.theme;
     let rows = app.subagent_rows();
     let width = size.width.saturating_sub(4).min(90);
     let inner_w = usize::from(width.saturating_sub(2));
