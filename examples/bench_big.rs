@@ -272,7 +272,7 @@ fn main() {
     let fuzzy = arg("--fuzzy", Some("migaudt"));
     let db = std::fs::read_dir(home.join("projects"))
         .expect("home/projects")
-        .filter_map(|e| e.ok())
+        .filter_map(Result::ok)
         .map(|e| e.path().join("session.db"))
         .find(|p| p.exists())
         .expect("a session.db under home/projects");

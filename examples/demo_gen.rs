@@ -177,7 +177,7 @@ fn main() {
     let step = |id: &str, title: &str, deps: &[&str]| Step {
         id: id.into(),
         title: title.into(),
-        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        depends_on: deps.iter().map(ToString::to_string).collect(),
     };
     let plan = Plan {
         steps: vec![

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::common::CmdResult;
 use super::out::Out;
 use crate::runtime::Location;
+use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::extensions::agents::Profiles;
 use crate::sanitize;
 
@@ -51,7 +52,7 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
                     path: p.path.display().to_string(),
                     tools: p.tools.as_deref(),
                     model: p.model.as_deref(),
-                    approval: p.approval.map(|a| a.as_str()),
+                    approval: p.approval.map(ApprovalPolicy::as_str),
                     in_use: p.in_use,
                     note: p.note.as_deref(),
                 })

@@ -4,7 +4,7 @@
 //! what it printed.
 
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 /// The command that ran and what it gave: the key (kept for the life of the process, so
 /// redaction can borrow it) or why there is none.
@@ -33,7 +33,7 @@ fn exit_how(code: Option<i32>) -> String {
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Ran> {
-    RAN.lock().unwrap_or_else(|p| p.into_inner())
+    RAN.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The key `cmd` gives: its trimmed standard output. Runs `cmd` with `sh -c` the first time

@@ -250,7 +250,7 @@ pub(crate) fn hunks(sessions: &Sessions, f: &FilePlan) -> Vec<String> {
     let mut out: Vec<String> = all
         .iter()
         .take(PREVIEW_LINES)
-        .map(|l| l.to_string())
+        .map(ToString::to_string)
         .collect();
     if all.len() > PREVIEW_LINES {
         out.push(format!("… {} more diff lines", all.len() - PREVIEW_LINES));

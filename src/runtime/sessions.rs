@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::session::file::{self, SessionFile};
 use crate::session::{
@@ -103,13 +103,13 @@ impl Sessions {
     /// Serialises writes to one session within this process (SQLite serialises across
     /// processes).
     fn lock(&self, session_id: &str) -> Arc<Mutex<()>> {
-        let mut map = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
         map.entry(session_id.to_string()).or_default().clone()
     }
 
     fn locked<T>(&self, session_id: &str, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
         let l = self.lock(session_id);
-        let _g = l.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = l.lock().unwrap_or_else(PoisonError::into_inner);
         f(&self.store)
     }
 

@@ -1,6 +1,7 @@
 //! Where a workspace's data lives: home, root, hash, database and asset folders.
 
 use std::fs;
+use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -223,7 +224,7 @@ pub(crate) fn all_workspace_dbs(home: &Path) -> Vec<PathBuf> {
         return Vec::new();
     };
     let mut out: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok())
+        .filter_map(io::Result::ok)
         .map(|e| e.path().join("session.db"))
         .filter(|p| p.is_file())
         .collect();

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event};
@@ -96,7 +97,7 @@ fn connected(
     if !connecting.as_ref().is_some_and(|h| wait || h.is_finished()) {
         return false;
     }
-    if let Some(Ok((agent, info, custom))) = connecting.take().map(|h| h.join()) {
+    if let Some(Ok((agent, info, custom))) = connecting.take().map(JoinHandle::join) {
         turns.agent = agent;
         app.conv.set_agent(info);
         // A command file left out (a built-in's name, unreadable) is named once, at start.

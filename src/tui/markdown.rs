@@ -468,7 +468,7 @@ mod tests {
     use super::*;
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
+        lines.iter().map(ToString::to_string).collect()
     }
 
     #[test]

@@ -152,7 +152,7 @@ mod tests {
     fn the_picker_ranks_fuzzy_matches_best_first() {
         let files: Vec<String> = ["src/main.rs", "src/tui/mod.rs", "README.md", "docs/main.md"]
             .iter()
-            .map(|s| s.to_string())
+            .map(ToString::to_string)
             .collect();
         assert_eq!(rank(&files, "tuimod")[0], "src/tui/mod.rs");
         assert_eq!(rank(&files, "rdme"), vec!["README.md"]);

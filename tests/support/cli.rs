@@ -201,7 +201,7 @@ fn step(id: &str, title: &str, deps: &[&str]) -> Step {
     Step {
         id: id.into(),
         title: title.into(),
-        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        depends_on: deps.iter().map(ToString::to_string).collect(),
     }
 }
 

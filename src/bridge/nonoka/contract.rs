@@ -186,7 +186,7 @@ mod tests {
     fn contracts_are_checked() {
         let c = |v: &str, caps: &[&str]| Contract {
             version: v.into(),
-            required_capabilities: caps.iter().map(|s| s.to_string()).collect(),
+            required_capabilities: caps.iter().map(ToString::to_string).collect(),
             provider_version: None,
         };
         assert_eq!(

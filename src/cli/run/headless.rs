@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::runtime::Sessions;
 use crate::runtime::agent::FinishReason;
 use crate::sanitize;
-use crate::session::{Role, Usage};
+use crate::session::{Message, Role, Usage};
 
 /// Version of the `stream-json` event stream (docs/headless.md, "Versioning").
 pub(crate) const STREAM_VERSION: u32 = 1;
@@ -71,7 +71,7 @@ pub(super) fn answer(sessions: &Sessions, id: &str, before: Before) -> String {
                 .rev()
                 .take_while(|m| m.seq > before.last_seq)
                 .filter(|m| m.role == Role::Assistant)
-                .map(|m| m.text())
+                .map(Message::text)
                 .find(|t| !t.trim().is_empty())
         })
         .unwrap_or_default()

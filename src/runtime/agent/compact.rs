@@ -7,7 +7,7 @@
 //! kept; what the next request carries shrinks to the summary and the tail. A failed summary
 //! changes nothing.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::window;
 use crate::runtime::cancel::CancelFlag;
@@ -101,7 +101,7 @@ pub(crate) fn context_now<'a>(
     let state = h.task_state.as_ref();
     let compacted_at = state
         .and_then(|s| s.get("compacted_at_ms"))
-        .and_then(|v| v.as_i64());
+        .and_then(Value::as_i64);
     let latest = newest_first
         .into_iter()
         .find(|m| m.role == Role::Assistant && prompt_tokens(m) > 0);
@@ -120,7 +120,7 @@ pub(crate) fn context_now<'a>(
     compacted_at?;
     state
         .and_then(|s| s.get("context_tokens_estimate"))
-        .and_then(|v| v.as_u64())
+        .and_then(Value::as_u64)
         .or_else(|| latest.map(|m| prompt_tokens(m) + m.usage.output_tokens))
         .map(|n| (n, true))
 }

@@ -2,7 +2,7 @@
 //! Resume restores it, never recreates it, so restarting cannot bypass a budget; only an
 //! explicit user action (a flag) changes a limit.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::session::{RuntimeLedger, RuntimeLimits, Usage, now_ms};
 
@@ -28,7 +28,7 @@ impl SharedBudget {
 
     fn lock(&self) -> MutexGuard<'_, RuntimeLedger> {
         // A turn that panicked holding the lock left counts, not a broken invariant.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Counts a model call about to be made, or says which limit forbids it.

@@ -134,7 +134,7 @@ impl ServerConfig {
             name: name.to_string(),
             invalid: None,
             command: command.to_string(),
-            args: args.iter().map(|a| a.to_string()).collect(),
+            args: args.iter().map(ToString::to_string).collect(),
             env: BTreeMap::new(),
             cwd: None,
             enabled: true,

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -280,7 +280,7 @@ impl Gate {
     /// [`Gate::left_out`] unless this process said it already (the same words once).
     pub(crate) fn left_out_unsaid(&self) -> Option<String> {
         let why = self.left_out.clone()?;
-        let mut g = SAID.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = SAID.lock().unwrap_or_else(PoisonError::into_inner);
         g.get_or_insert_with(HashSet::new)
             .insert(why.clone())
             .then_some(why)

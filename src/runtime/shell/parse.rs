@@ -596,7 +596,7 @@ mod tests {
     }
 
     fn w(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+        v.iter().map(ToString::to_string).collect()
     }
 
     #[test]

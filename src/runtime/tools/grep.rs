@@ -123,7 +123,7 @@ fn files_to_search(
     walk.hidden(false)
         .require_git(false)
         .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
+        .sort_by_file_name(Ord::cmp)
         .filter_entry(move |e| e.file_name() != ".git" && !protected::is(e, home_id));
     if let Some(glob) = glob {
         let mut ob = ignore::overrides::OverrideBuilder::new(&walk_from);

@@ -75,7 +75,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         .hidden(false)
         .require_git(false)
         .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
+        .sort_by_file_name(Ord::cmp)
         .filter_entry(move |e| e.file_name() != ".git" && !protected::is(e, home_id))
         .build();
     let mut text = format!("{}/\n", p.rel);

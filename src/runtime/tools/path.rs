@@ -20,7 +20,7 @@
 //! (`renameat`), so they never follow a link either.
 
 use std::cell::Cell;
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -141,7 +141,7 @@ pub(crate) fn confine(root: &Path, user: &str) -> Result<Confined, PathError> {
         match std::fs::symlink_metadata(&existing) {
             Ok(_) => break,
             Err(_) => {
-                let Some(name) = existing.file_name().map(|n| n.to_os_string()) else {
+                let Some(name) = existing.file_name().map(OsStr::to_os_string) else {
                     return Err(PathError::Unresolved { user: user.into() });
                 };
                 tail.push(name);
@@ -364,7 +364,7 @@ fn walk(root: RawFd, comps: &[String], flags: i32) -> io::Result<OwnedFd> {
         return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
     };
     for d in dirs {
-        let at = held.as_ref().map_or(root, |f| f.as_raw_fd());
+        let at = held.as_ref().map_or(root, AsRawFd::as_raw_fd);
         let name = cstr(d.as_bytes())?;
         // SAFETY: `at` is an open folder descriptor, `name` one component.
         let fd = unsafe {
@@ -380,7 +380,7 @@ fn walk(root: RawFd, comps: &[String], flags: i32) -> io::Result<OwnedFd> {
         // SAFETY: fresh descriptor.
         held = Some(unsafe { OwnedFd::from_raw_fd(fd) });
     }
-    let at = held.as_ref().map_or(root, |f| f.as_raw_fd());
+    let at = held.as_ref().map_or(root, AsRawFd::as_raw_fd);
     let name = cstr(last.as_bytes())?;
     // SAFETY: as above; the mode is only read with O_CREAT.
     let fd = unsafe {
@@ -448,7 +448,7 @@ pub(crate) fn refuse_under(
     let dotdot = cstr(b"..").map_err(PathError::Check)?;
     let mut cur: Option<OwnedFd> = None;
     for _ in 0..4096 {
-        let fd = cur.as_ref().map_or(dir.as_raw_fd(), |f| f.as_raw_fd());
+        let fd = cur.as_ref().map_or(dir.as_raw_fd(), AsRawFd::as_raw_fd);
         let st = fstat(fd).map_err(PathError::Check)?;
         let id = (st.st_dev, st.st_ino);
         if let Some((_, why)) = protected.iter().find(|(p, _)| *p == id) {

@@ -179,7 +179,7 @@ mod tests {
         assert!(r.workspaces.contains_key("/v") && !r.workspaces.contains_key("/w"));
         let kept = std::fs::read_dir(&home)
             .unwrap()
-            .filter_map(|e| e.ok())
+            .filter_map(Result::ok)
             .any(|e| {
                 e.file_name()
                     .to_string_lossy()

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde::Serialize;
@@ -160,7 +160,11 @@ impl Store {
         if self.inner.indexer_paused.load(Ordering::Relaxed) {
             return;
         }
-        let mut slot = self.inner.indexer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self
+            .inner
+            .indexer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(wake) = slot.as_ref()
             && wake.send(()).is_ok()
         {
@@ -314,7 +318,7 @@ impl Store {
             .inner
             .pool
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .pop();
         match taken {
             Some(c) => Ok(c),
@@ -323,7 +327,11 @@ impl Store {
     }
 
     pub(super) fn give_back(&self, conn: Connection) {
-        let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pool = self
+            .inner
+            .pool
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         // Enough idle connections for the threads that read at once; more are closed.
         if pool.len() < 8 {
             pool.push(conn);
@@ -362,7 +370,11 @@ impl Store {
             other => other,
         };
         if let StoreError::Damaged { detail, .. } = &e {
-            let mut d = self.inner.damaged.lock().unwrap_or_else(|p| p.into_inner());
+            let mut d = self
+                .inner
+                .damaged
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if d.is_none() {
                 *d = Some(detail.clone());
                 // Best effort: other processes (and the next run) stop writing too.
@@ -381,7 +393,7 @@ impl Store {
         self.inner
             .damaged
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
@@ -393,7 +405,11 @@ impl Store {
             && let Ok(detail) =
                 std::fs::read_to_string(crate::session::doctor::damaged_marker(&self.inner.db))
         {
-            let mut d = self.inner.damaged.lock().unwrap_or_else(|p| p.into_inner());
+            let mut d = self
+                .inner
+                .damaged
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             d.get_or_insert(detail);
         }
         match self.damaged() {
@@ -417,7 +433,11 @@ impl Store {
     }
 
     pub(super) fn with_writer<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
-        let mut slot = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self
+            .inner
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let conn = match &mut *slot {
             Some(c) => c,
             empty => empty.insert(open_connection(

@@ -2,6 +2,7 @@
 //! instead of duplicating.
 
 use rusqlite::{OptionalExtension, Transaction, params};
+use serde_json::Value;
 
 use super::core::{Store, to_json_opt};
 use crate::session::error::Result;
@@ -80,7 +81,7 @@ pub(super) fn find_imported_in(
     Ok(row.map(|(id, stamp, last_seq, meta)| {
         let imported_last_seq = meta
             .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
-            .and_then(|v| v.get("imported_last_seq").and_then(|n| n.as_i64()));
+            .and_then(|v| v.get("imported_last_seq").and_then(Value::as_i64));
         ImportedRecord {
             id,
             stamp,

@@ -114,7 +114,7 @@ impl ScriptedServer {
 
     /// The models `GET /v1/models` lists from now on (none at first: it answers 404 then).
     pub fn set_models(&self, names: &[&str]) {
-        *lock(&self.shared.models) = names.iter().map(|n| n.to_string()).collect();
+        *lock(&self.shared.models) = names.iter().map(ToString::to_string).collect();
     }
 
     /// Replies not yet used.

@@ -1,8 +1,8 @@
 //! The state the server thread and its connections share.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
 
@@ -25,5 +25,5 @@ pub(super) struct Shared {
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -33,7 +33,7 @@ impl App {
                 .is_some_and(|l| !l.finished && !l.cancelling)
             {
                 self.overlay = Overlay::None;
-                return self.with_conv(|c, ctx| c.cancel_turn(ctx));
+                return self.with_conv(Conversation::cancel_turn);
             }
             // Text in the editor is cleared first (kept: ↑ or Ctrl-Z brings it back), as in
             // Claude Code and Codex; Ctrl-C on an empty editor quits.

@@ -21,7 +21,7 @@ fn msg(role: Role, parts: Vec<Part>, tool_calls: Vec<ToolCall>) -> Message {
 }
 
 fn text(lines: &[Line<'_>]) -> Vec<String> {
-    lines.iter().map(|l| l.to_string()).collect()
+    lines.iter().map(ToString::to_string).collect()
 }
 
 #[test]

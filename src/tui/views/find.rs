@@ -5,11 +5,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::tui::app::App;
+use crate::tui::pane::Find;
 
 /// The words the open search highlights, lower case, as characters (empty: none).
 pub(super) fn needles(app: &App) -> Vec<Vec<char>> {
     app.find()
-        .map(|f| f.needles())
+        .map(Find::needles)
         .unwrap_or_default()
         .into_iter()
         .map(|w| w.chars().collect())

@@ -11,7 +11,7 @@ use std::time::Duration;
 use neocode::runtime::agent::{
     Agent, FinishReason, Op, OpError, OpOutcome, Sink, Target, TurnCommand, TurnEvent, TurnRequest,
 };
-use neocode::session::Role;
+use neocode::session::{Message, Role};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 
 const KEY: &str = "sk-agent-port-KEY-81c2";
@@ -274,7 +274,7 @@ fn a_parted_history_runs_in_a_fork_held_by_the_turn() {
             .unwrap()
             .messages
             .iter()
-            .map(|m| m.text())
+            .map(Message::text)
             .collect()
     };
     assert_eq!(texts(&id), ["one", "first"]);

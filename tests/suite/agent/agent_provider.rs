@@ -7,7 +7,7 @@ use neocode::runtime::provider::{
     ChatMessage, ChatRequest, ErrorKind, OpenAi, OpenAiSettings, Provider, StreamEvent,
 };
 use neocode::runtime::tools::CancelFlag;
-use neocode::testkit::scripted::{LlamaLike, Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{LlamaLike, RecordedRequest, Reply, ScriptedServer, Stream};
 
 const KEY: &str = "sk-test-SECRET-0123456789";
 
@@ -503,7 +503,7 @@ fn a_server_that_cannot_stream_tool_calls_is_asked_unstreamed_and_remembered() {
     // Without tools it still streams.
     let c = call(&mut p).1.unwrap();
     assert_eq!(c.text, "plain stream");
-    let bodies: Vec<_> = srv.requests().iter().map(|r| r.json()).collect();
+    let bodies: Vec<_> = srv.requests().iter().map(RecordedRequest::json).collect();
     let streamed: Vec<bool> = bodies.iter().map(|b| b["stream"] == true).collect();
     assert_eq!(streamed, [true, false, false, true]);
     assert!(bodies.iter().take(3).all(|b| b["tool_choice"] == "auto"));

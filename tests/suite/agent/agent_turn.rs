@@ -18,7 +18,9 @@ use neocode::runtime::provider::{
     ChatRequest, Completion, ErrorKind, OpenAi, Provider, ProviderError, StreamEvent,
 };
 use neocode::runtime::tools::CancelFlag;
-use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status, ToolCall};
+use neocode::session::{
+    AppendMeta, Message, NewMessage, Part, Role, RuntimeLimits, Status, ToolCall,
+};
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 
 const KEY: &str = "sk-agent-test-KEY-5f3a9c";
@@ -522,10 +524,14 @@ fn compaction_keeps_every_message_and_a_failed_summary_changes_nothing() {
     // Nothing was removed: the four messages, then the summary naming where the model's
     // context starts (the kept tail: "second" on).
     let s = env.sessions().load(&id).unwrap();
-    let texts: Vec<String> = s.messages.iter().map(|m| m.text()).collect();
+    let texts: Vec<String> = s.messages.iter().map(Message::text).collect();
     assert_eq!(
         texts[..4],
-        before.messages.iter().map(|m| m.text()).collect::<Vec<_>>()[..]
+        before
+            .messages
+            .iter()
+            .map(Message::text)
+            .collect::<Vec<_>>()[..]
     );
     assert_eq!(s.messages[4].role, Role::System);
     assert_eq!(s.messages[4].seq, 5);
@@ -1198,7 +1204,7 @@ fn a_turn_past_the_window_compacts_once_and_asks_again() {
         .messages
         .iter()
         .filter(|m| m.role == Role::User)
-        .map(|m| m.text())
+        .map(Message::text)
         .collect();
     assert_eq!(users.last().map(String::as_str), Some("and now?"));
     assert_eq!(users.iter().filter(|u| *u == "and now?").count(), 1);
@@ -1280,7 +1286,7 @@ fn a_queued_message_equal_to_the_unanswered_last_prompt_is_stored_and_delivered(
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
     let s = sessions.load(&id).unwrap();
-    let texts: Vec<String> = s.messages.iter().map(|m| m.text()).collect();
+    let texts: Vec<String> = s.messages.iter().map(Message::text).collect();
     assert_eq!(texts, ["retry me", "retry me", "Answered."]);
     assert_eq!(
         s.messages[1].tool_metadata.as_ref().unwrap()["queued"]["id"],

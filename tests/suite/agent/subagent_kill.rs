@@ -11,7 +11,7 @@ use super::subagents::{calls, child_of, listed_children, results};
 use crate::support::agent::Env;
 use crate::support::{stderr, stdout};
 
-use neocode::session::{Role, Status};
+use neocode::session::{Message, Role, Status};
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::json;
 
@@ -58,7 +58,7 @@ fn answer(env: &Env, id: &str) -> String {
         .iter()
         .rev()
         .find(|m| m.role == Role::Assistant)
-        .map(|m| m.text())
+        .map(Message::text)
         .unwrap_or_default()
 }
 

@@ -9,7 +9,7 @@ use crate::support::agent::{Env, drive, watch};
 use crate::support::finish;
 
 use neocode::runtime::agent::{FinishReason, Target, TurnCommand};
-use neocode::session::{Role, Status};
+use neocode::session::{Message, Role, Status};
 use neocode::testkit::scripted::{Reply, Stream};
 use serde_json::{Value, json};
 
@@ -87,7 +87,7 @@ fn prompt_and_answer(env: &Env, id: &str) -> (String, String) {
         s.messages
             .iter()
             .filter(|m| m.role == role)
-            .map(|m| m.text())
+            .map(Message::text)
             .next_back()
             .unwrap_or_default()
     };

@@ -54,7 +54,7 @@ impl Env {
             ],
             capabilities: PROVIDER_CAPABILITIES
                 .iter()
-                .map(|s| s.to_string())
+                .map(ToString::to_string)
                 .collect(),
             chat_session_id,
             extra: json!({}),

@@ -123,7 +123,7 @@ fn malformed_import_names_the_json_path_and_writes_nothing() {
     let snapshot = |ws: &Ws| -> Vec<(String, Vec<u8>)> {
         let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(ws.location().paths.dir)
             .unwrap()
-            .filter_map(|e| e.ok())
+            .filter_map(Result::ok)
             .filter(|e| e.path().is_file())
             .map(|e| {
                 (
@@ -566,7 +566,7 @@ fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
     let step = |id: &str, deps: &[&str]| Step {
         id: id.into(),
         title: format!("Step {id}"),
-        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        depends_on: deps.iter().map(ToString::to_string).collect(),
     };
     // Listed out of dependency order: `show` prints them layer by layer, as the TUI does.
     let plan = Plan {

@@ -5,7 +5,7 @@
 //! tells it, and what neocode does about what is missing. `--no-probe` makes no call.
 
 use crate::support::text::has;
-use neocode::testkit::scripted::{LlamaLike, Reply, ScriptedServer};
+use neocode::testkit::scripted::{LlamaLike, RecordedRequest, Reply, ScriptedServer};
 use neocode::testkit::scripted_wire::{Messages, ResponsesStream};
 use serde_json::Value;
 
@@ -65,7 +65,7 @@ fn responses_ok() -> Reply {
 }
 
 fn bodies(srv: &ScriptedServer) -> Vec<Value> {
-    srv.requests().iter().map(|r| r.json()).collect()
+    srv.requests().iter().map(RecordedRequest::json).collect()
 }
 
 /// The one `echo` call of a chat tool turn.

@@ -13,7 +13,7 @@ fn seeds() -> Vec<Value> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
     let mut out: Vec<Value> = std::fs::read_dir(&dir)
         .unwrap()
-        .filter_map(|e| e.ok())
+        .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .map(|e| serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap())
         .collect();

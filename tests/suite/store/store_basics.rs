@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use neocode::runtime::{Decision, SessionRequest, Sessions, dangling_tool_calls};
 use neocode::session::{
-    AppendMeta, ListQuery, NewMessage, NewSession, Part, Replacement, Role, SNIPPET_CLOSE,
+    AppendMeta, ListQuery, Message, NewMessage, NewSession, Part, Replacement, Role, SNIPPET_CLOSE,
     SNIPPET_OPEN, StateUpdate, Status, Store, StoreError, ToolCall, Usage, conversation_key,
 };
 
@@ -163,7 +163,7 @@ fn lifecycle_round_trip() {
     s.create_session(named("s2", "Other")).unwrap();
     assert_eq!(s.count().unwrap(), 2);
     let loaded = s.load_session("s1").unwrap();
-    let texts: Vec<String> = loaded.messages.iter().map(|m| m.text()).collect();
+    let texts: Vec<String> = loaded.messages.iter().map(Message::text).collect();
     assert_eq!(
         texts,
         [
@@ -309,7 +309,7 @@ fn list_is_newest_activity_first_and_pages_return_every_row_once() {
                 None => break,
             }
         }
-        let expected: Vec<String> = ids.iter().map(|x| x.to_string()).collect();
+        let expected: Vec<String> = ids.iter().map(ToString::to_string).collect();
         assert_eq!(seen, expected, "limit {limit}");
         assert_eq!(pages, 23usize.div_ceil(limit), "limit {limit}: pages");
     }

@@ -461,7 +461,7 @@ fn sigkill_at_random_moments_leaves_every_committed_reply_findable() {
         let reader = std::thread::spawn(move || {
             BufReader::new(out)
                 .lines()
-                .map_while(|l| l.ok())
+                .map_while(Result::ok)
                 .filter_map(|l| l.strip_prefix("committed ")?.parse::<i64>().ok())
                 .max()
         });

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, Store};
+use neocode::session::{AppendMeta, Message, NewMessage, NewSession, Role, Store};
 
 #[test]
 fn thirty_two_threads_appending_to_one_session_get_contiguous_distinct_seqs() {
@@ -65,7 +65,7 @@ fn thirty_two_threads_appending_to_one_session_get_contiguous_distinct_seqs() {
         (1..=n).collect::<Vec<_>>()
     );
     // Every message text written is stored exactly once.
-    let texts: BTreeSet<String> = loaded.messages.iter().map(|m| m.text()).collect();
+    let texts: BTreeSet<String> = loaded.messages.iter().map(Message::text).collect();
     assert_eq!(texts.len() as i64, n);
 }
 

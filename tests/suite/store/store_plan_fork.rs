@@ -22,7 +22,7 @@ fn step(id: &str, deps: &[&str]) -> Step {
     Step {
         id: id.into(),
         title: format!("do {id}"),
-        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        depends_on: deps.iter().map(ToString::to_string).collect(),
     }
 }
 

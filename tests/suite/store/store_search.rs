@@ -258,7 +258,7 @@ const TIGHT: PrefixLimits = PrefixLimits {
 const NONE: PrefixLimits = PrefixLimits { pages: 0, words: 0 };
 
 fn words(list: &[&str]) -> Vec<String> {
-    list.iter().map(|w| w.to_string()).collect()
+    list.iter().map(ToString::to_string).collect()
 }
 
 #[test]

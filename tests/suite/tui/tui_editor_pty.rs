@@ -7,7 +7,7 @@
 
 use crate::support::Env;
 use crate::support::pty::Pty;
-use neocode::session::{ListQuery, Role};
+use neocode::session::{ListQuery, Message, Role};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 
 /// The TUI on the scripted model, in a new conversation on an empty list.
@@ -29,7 +29,7 @@ fn user_texts(env: &Env) -> Vec<String> {
         .unwrap()
         .iter()
         .filter(|m| m.role == Role::User)
-        .map(|m| m.text())
+        .map(Message::text)
         .collect()
 }
 

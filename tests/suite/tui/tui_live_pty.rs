@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::pty::Pty;
-use neocode::session::{ListQuery, Status};
+use neocode::session::{ListQuery, Message, Status};
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
@@ -134,7 +134,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
     assert!(show(true).contains("\"status\": \"cancelled\""));
     // Every message, in order, through the runtime.
     let msgs = rt.messages(&id, 1, 100).unwrap();
-    let all: Vec<String> = msgs.iter().map(|m| m.text()).collect();
+    let all: Vec<String> = msgs.iter().map(Message::text).collect();
     assert_eq!(all[0], "Say hello");
     assert_eq!(all[1], "Hello from the **scripted** model.");
     assert_eq!(all[2], "Write hello.txt, then touch ran.txt");
@@ -560,7 +560,7 @@ fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
         .unwrap()
         .messages
         .iter()
-        .map(|m| m.text())
+        .map(Message::text)
         .collect();
     assert_eq!(texts.len(), 7, "{texts:?}");
     assert_eq!(texts[1], "The first answer, about kiwis.");

@@ -18,7 +18,7 @@ use super::tui_demo::{approve, demo_conversation, demo_sessions, kept_demo, resu
 /// (and marks it delivered).
 const PAUSED: &[(&str, &str)] = &[("NEOCODE_TEST_QUEUE_PAUSE_MS", "60000")];
 use crate::support::Env;
-use neocode::session::{ListQuery, Role};
+use neocode::session::{ListQuery, Message, Role};
 
 fn user_texts(sessions: &neocode::runtime::Sessions, id: &str) -> Vec<String> {
     sessions
@@ -26,7 +26,7 @@ fn user_texts(sessions: &neocode::runtime::Sessions, id: &str) -> Vec<String> {
         .unwrap()
         .iter()
         .filter(|m| m.role == Role::User)
-        .map(|m| m.text())
+        .map(Message::text)
         .collect()
 }
 

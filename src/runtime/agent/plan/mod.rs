@@ -470,7 +470,7 @@ mod tests {
         Step {
             id: id.into(),
             title: id.to_uppercase(),
-            depends_on: deps.iter().map(|d| d.to_string()).collect(),
+            depends_on: deps.iter().map(ToString::to_string).collect(),
         }
     }
 

@@ -11,7 +11,7 @@ use crate::runtime::tools::worktree::{self, Worktree, WorktreeError};
 /// The first characters of a session id, as a worktree's folder and branch name them.
 pub(crate) fn short_id(id: &str) -> String {
     id.chars()
-        .filter(|c| c.is_ascii_alphanumeric())
+        .filter(char::is_ascii_alphanumeric)
         .take(8)
         .collect()
 }

@@ -47,7 +47,7 @@ impl Turn {
                         .caps
                         .tool_call_blocked(&self.state.ledger, &self.state.caps_start)
                 })
-                .or_else(|| self.state.budget.as_ref().and_then(|b| b.tool_blocked()))
+                .or_else(|| self.state.budget.as_ref()?.tool_blocked())
             {
                 return Err(FinishReason::LimitReached(why));
             }

@@ -13,7 +13,7 @@ use crate::runtime::agent::subagent::replay::{self, Earlier};
 use crate::runtime::agent::subagent::{Child, Parent, TaskArgs, add_spent};
 use crate::runtime::policy::gate::Permission;
 use crate::runtime::tools::{ToolKind, ToolOutput};
-use crate::session::{Role, Session, Status, ToolCall};
+use crate::session::{Message, Role, Session, Status, ToolCall};
 
 /// How long `task_wait` waits when the call does not say.
 const DEFAULT_WAIT: Duration = Duration::from_secs(600);
@@ -477,7 +477,7 @@ fn result_of(
         .iter()
         .rev()
         .find(|m| m.role == Role::Assistant)
-        .map(|m| m.text())
+        .map(Message::text)
         .unwrap_or_default();
     let (status, text, is_error) = match reason {
         FinishReason::Completed => (

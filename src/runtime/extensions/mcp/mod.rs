@@ -20,7 +20,7 @@ mod status;
 
 use std::future::Future;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -110,7 +110,7 @@ impl McpManager {
     /// Servers in trouble (invalid, failed, crashed) not yet reported with the same reason:
     /// each problem is told once, not on every turn.
     pub fn unreported_problems(&self) -> Vec<(String, String)> {
-        let mut seen = self.reported.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = self.reported.lock().unwrap_or_else(PoisonError::into_inner);
         problems(&self.statuses())
             .into_iter()
             .filter(|p| {

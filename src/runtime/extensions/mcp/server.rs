@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams};
@@ -78,7 +78,7 @@ impl Slot {
     pub(super) fn status(&self) -> ServerStatus {
         self.status
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
@@ -92,12 +92,12 @@ impl Slot {
     }
 
     pub(super) fn set(&self, f: impl FnOnce(&mut ServerStatus)) {
-        f(&mut self.status.lock().unwrap_or_else(|p| p.into_inner()));
+        f(&mut self.status.lock().unwrap_or_else(PoisonError::into_inner));
     }
 }
 
 fn tail(stderr: &Mutex<VecDeque<String>>) -> String {
-    let lines = stderr.lock().unwrap_or_else(|p| p.into_inner());
+    let lines = stderr.lock().unwrap_or_else(PoisonError::into_inner);
     let last: Vec<&str> = lines
         .iter()
         .rev()
@@ -183,7 +183,7 @@ async fn open_stdio(slot: &Slot) -> Result<Opened, StartError> {
         tokio::spawn(async move {
             let mut rd = tokio::io::BufReader::new(err).lines();
             while let Ok(Some(l)) = rd.next_line().await {
-                let mut g = lines.lock().unwrap_or_else(|p| p.into_inner());
+                let mut g = lines.lock().unwrap_or_else(PoisonError::into_inner);
                 if g.len() == STDERR_LINES {
                     g.pop_front();
                 }

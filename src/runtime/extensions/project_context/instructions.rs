@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use super::beneath;
 use crate::runtime::policy::permissions::Rules;
@@ -129,7 +129,7 @@ impl Instructions {
     /// turn that finds it again).
     pub(crate) fn unreported_skips(&self) -> Vec<(PathBuf, String)> {
         static REPORTED: Mutex<Option<HashSet<(PathBuf, String)>>> = Mutex::new(None);
-        let mut g = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = REPORTED.lock().unwrap_or_else(PoisonError::into_inner);
         let set = g.get_or_insert_with(HashSet::new);
         self.skipped
             .iter()

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
@@ -165,7 +165,7 @@ impl Skills {
     /// every turn that rediscovers it.
     pub(crate) fn unreported_problems(&self) -> Vec<SkillProblem> {
         static REPORTED: Mutex<Option<HashSet<SkillProblem>>> = Mutex::new(None);
-        let mut g = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = REPORTED.lock().unwrap_or_else(PoisonError::into_inner);
         let set = g.get_or_insert_with(HashSet::new);
         self.problems
             .iter()
@@ -461,7 +461,7 @@ fn files_beside(folder: &Path) -> Vec<String> {
     let walker = ignore::WalkBuilder::new(folder)
         .max_depth(Some(4))
         .hidden(true)
-        .sort_by_file_name(|a, b| a.cmp(b))
+        .sort_by_file_name(Ord::cmp)
         .build();
     for entry in walker.flatten() {
         if out.len() >= FILES_LISTED {
