@@ -280,7 +280,7 @@ impl<D: Voice> Bridge<'_, D> {
         }
     }
 
-    pub(super) fn cancel_running(&mut self) {
+    pub(super) fn cancel_running(&self) {
         if let Some(r) = &self.running {
             let _ = r.commands.send(TurnCommand::Cancel);
         }

@@ -70,7 +70,7 @@ impl Guard {
 impl Guard {
     /// Hands the terminal to another program (`$EDITOR`): the screen and modes as they were
     /// before the TUI.
-    pub(crate) fn suspend(&mut self) {
+    pub(crate) fn suspend(&self) {
         restore();
     }
 

@@ -358,7 +358,7 @@ impl Browse {
         )]
     }
 
-    pub(crate) fn refresh_detail(&mut self) -> Vec<Ask> {
+    pub(crate) fn refresh_detail(&self) -> Vec<Ask> {
         match self.detail.as_ref().map(|d| d.id.clone()) {
             Some(id) => vec![Ask::Load(Slot::Detail, Request::Detail { id })],
             None => Vec::new(),

@@ -172,7 +172,7 @@ impl Conversation {
     /// them, the status line edits the selected one), and where to keep them is chosen (this
     /// session unless Tab changes it), before they are sent. When no rule can allow the call
     /// there is no "always": the status line says so and the card still asks.
-    pub(super) fn ask_always_rule(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(super) fn ask_always_rule(&self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let Some(a) = self
             .live_here(ctx.screen, ctx.detail())
             .and_then(|l| l.asking.front().cloned())
@@ -231,7 +231,7 @@ impl Conversation {
     }
 
     /// The reason for denying the asked call is typed next.
-    pub(super) fn ask_deny_reason(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(super) fn ask_deny_reason(&self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if let Some(id) = self
             .live_here(ctx.screen, ctx.detail())
             .and_then(|l| l.asking.front().map(|a| a.call_id.clone()))

@@ -56,7 +56,7 @@ impl Conversation {
     }
 
     /// Ctrl-E: the last waiting message comes back into the editor (it leaves the queue).
-    pub(super) fn edit_queued(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(super) fn edit_queued(&self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let Some((id, qid)) = ctx
             .detail()
             .and_then(|d| d.queued.last().map(|q| (d.id.clone(), q.id)))

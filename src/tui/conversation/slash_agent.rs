@@ -82,7 +82,7 @@ impl Conversation {
     /// `/provider [NAME]`: lists the profiles, or switches the next turns to one (the open
     /// session takes its model, kept with the session, as `/model` keeps one).
     pub(super) fn slash_provider(
-        &mut self,
+        &self,
         open: Option<String>,
         arg: &str,
         ctx: &mut Ctx<'_>,
@@ -104,7 +104,7 @@ impl Conversation {
     }
 
     /// The server's models arrived (one a line): the picker opens on the model in use.
-    pub(super) fn models_listed(&mut self, names: &str, ctx: &mut Ctx<'_>) {
+    pub(super) fn models_listed(&self, names: &str, ctx: &mut Ctx<'_>) {
         let names: Vec<String> = names
             .lines()
             .filter(|n| !n.trim().is_empty())
@@ -128,11 +128,7 @@ impl Conversation {
     }
 
     /// `/approve network`: this session's commands may use the network.
-    pub(super) fn slash_allow_network(
-        &mut self,
-        open: Option<String>,
-        ctx: &mut Ctx<'_>,
-    ) -> Vec<Ask> {
+    pub(super) fn slash_allow_network(&self, open: Option<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let Some(id) = open else {
             ctx.fail("/approve network: send a first message, then allow the network.");
             return Vec::new();
@@ -148,7 +144,7 @@ impl Conversation {
 
     /// `/skill [NAME]`: lists the skills, or activates one in this session.
     pub(super) fn slash_skill(
-        &mut self,
+        &self,
         open: Option<String>,
         arg: &str,
         ctx: &mut Ctx<'_>,

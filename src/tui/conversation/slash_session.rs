@@ -25,7 +25,7 @@ impl Conversation {
     }
 
     /// `/undo`: the files the last turn changed go back (the worker carries it out).
-    pub(super) fn slash_undo(&mut self, open: Option<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(super) fn slash_undo(&self, open: Option<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if self.turn_active() {
             ctx.fail("/undo: wait for the turn to end first.");
             return Vec::new();

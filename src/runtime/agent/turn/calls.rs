@@ -276,7 +276,7 @@ impl Turn {
     }
 
     /// `update_plan`: the whole plan, with step statuses, written through the store.
-    fn update_plan(&mut self, arguments: &str) -> ToolOutput {
+    fn update_plan(&self, arguments: &str) -> ToolOutput {
         #[derive(serde::Deserialize)]
         struct Args {
             steps: Vec<ArgStep>,

@@ -144,7 +144,7 @@ pub(super) enum Answer {
 }
 
 impl Turn {
-    pub(super) fn emit(&mut self, e: TurnEvent) {
+    pub(super) fn emit(&self, e: TurnEvent) {
         self.io.sink.event(e);
     }
 

@@ -247,7 +247,7 @@ impl Turn {
     /// Reads the front end's commands while children run: answers about a child's call were
     /// routed to it on the way ([`crate::runtime::agent::Commands::send`]); a cancel raised the flag
     /// the loop reads; anything else is said to be ignored.
-    fn drain_commands(&mut self) {
+    fn drain_commands(&self) {
         while let Ok(cmd) = self.io.commands.try_recv() {
             let message = match &cmd {
                 TurnCommand::Cancel => continue,
@@ -397,7 +397,7 @@ impl Turn {
     }
 
     /// A child not running here: its stored answer, or its state.
-    fn stored_child(&mut self, id: &str) -> ToolOutput {
+    fn stored_child(&self, id: &str) -> ToolOutput {
         let session = match self
             .io
             .sessions

@@ -7,7 +7,7 @@ use crate::runtime::provider::Completion;
 impl Turn {
     /// The turn's end for a reply the output limit cut (`finish_reason: length`): stored
     /// marked incomplete, the user told, the session paused (continuing asks again).
-    pub(super) fn reply_cut(&mut self, c: &Completion) -> FinishReason {
+    pub(super) fn reply_cut(&self, c: &Completion) -> FinishReason {
         let est = if c.usage_estimated { ", estimated" } else { "" };
         let calls = if c.tool_calls.is_empty() {
             String::new()
@@ -29,7 +29,7 @@ impl Turn {
     /// Warns (once per session and process) when the system prompt and the tool definitions
     /// alone take more than a third of the context window: a small local window has little
     /// left, and a server that cuts prompts from the front drops the system prompt first.
-    pub(super) fn warn_if_prompt_large(&mut self, req: &crate::runtime::provider::ChatRequest) {
+    pub(super) fn warn_if_prompt_large(&self, req: &crate::runtime::provider::ChatRequest) {
         static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         use crate::runtime::provider::quirks::estimate_tokens;
         let tools: u64 = req
