@@ -407,10 +407,11 @@ impl Browse {
         if let Some(pos) = row {
             self.list.selected = pos;
         }
-        if row.is_none() && (self.list.next.is_some() || self.list.above.is_some()) {
-            // Outside the loaded window: move the window to it, then select it; the detail
-            // pane follows the selection when it lands (the list and the detail pane must
-            // never show two different sessions, also while the window is on its way).
+        if row.is_none() {
+            // Outside the loaded window (or new since it was read: another process wrote):
+            // move the window to it, then select it; the detail pane follows the selection
+            // when it lands (the list and the detail pane must never show two different
+            // sessions, also while the window is on its way).
             asks.extend(self.sync_detail());
             let has_transcript = self
                 .detail
