@@ -250,3 +250,48 @@ fn a_child_steered_while_it_writes_its_answer_answers_the_steering_too() {
     assert!(asked.contains("Also look in docs/"), "{asked}");
     assert_eq!(srv.request_count(), 4);
 }
+
+#[test]
+fn a_grandchilds_question_is_answered_through_the_parent_it_reached() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        calls(&[("t1", "task", json!({"prompt": "Delegate the write"}))]),
+        // The child hands the work on.
+        calls(&[("t2", "task", json!({"prompt": "Write the file"}))]),
+        // The grandchild writes (it asks: the policy is `ask` all the way down).
+        calls(&[(
+            "c1",
+            "write_file",
+            json!({"path": "deep.txt", "content": "from the grandchild\n"}),
+        )]),
+        Reply::text("Grandchild wrote it."),
+        Reply::text("Child: it was written."),
+        Reply::text("Parent: done."),
+    ]);
+    let agent = env.agent(&srv);
+    let h = asking(&agent, "Go deep");
+    let mut asked = Vec::new();
+    let mut evs = Vec::new();
+    loop {
+        let e = next(&h);
+        if let TurnEvent::Subagent { event, .. } = &e
+            && let TurnEvent::ApprovalNeeded { call, summary, .. } = event.as_ref()
+        {
+            asked.push(summary.clone());
+            // Answered to the parent's turn, as every front end does.
+            approve(&h, &call.id);
+        }
+        let done = matches!(e, TurnEvent::Finished { .. });
+        evs.push(e);
+        if done {
+            break;
+        }
+    }
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("deep.txt"), "{asked:?}");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("deep.txt")).unwrap(),
+        "from the grandchild\n"
+    );
+    assert_eq!(srv.request_count(), 6);
+}
