@@ -32,18 +32,26 @@ pub(in crate::runtime::agent) fn earlier(
             Ok(())
         })
         .ok()?;
-    children.into_iter().find_map(|id| {
-        let session = sessions.load(&id).ok()?;
-        let meta = session.messages.first()?.tool_metadata.as_ref()?;
-        (meta.get(META_KEY)?.get("call_id")?.as_str()? == call_id).then_some(())?;
-        Some(match session.header.status {
-            Status::Completed => Earlier::Completed(Box::new(session)),
-            Status::Created
-            | Status::Running
-            | Status::Paused
-            | Status::Failed
-            | Status::Cancelled => Earlier::Unfinished(id),
+    // Only each child's opening message is read; the whole session only for the answer.
+    let id = children.into_iter().find(|id| {
+        sessions.messages(id, 1, 1).ok().is_some_and(|first| {
+            first
+                .first()
+                .and_then(|m| m.tool_metadata.as_ref())
+                .and_then(|meta| {
+                    meta.get(META_KEY)?
+                        .get("call_id")?
+                        .as_str()
+                        .map(str::to_string)
+                })
+                .is_some_and(|c| c == call_id)
         })
+    })?;
+    Some(match sessions.header(&id).ok()?.status {
+        Status::Completed => Earlier::Completed(Box::new(sessions.load(&id).ok()?)),
+        Status::Created | Status::Running | Status::Paused | Status::Failed | Status::Cancelled => {
+            Earlier::Unfinished(id)
+        }
     })
 }
 
