@@ -66,6 +66,25 @@ fn ok(o: &Output) {
     assert!(o.status.success(), "{}\n{}", stderr(o), stdout(o));
 }
 
+/// `neocode run --resume PARENT --approve POLICY` after the scripted model got `replies`:
+/// its output (asserted successful) and how many requests the model had before.
+fn resume_parent(
+    env: &Env,
+    srv: &ScriptedServer,
+    parent: &str,
+    policy: &str,
+    replies: Vec<Reply>,
+) -> (Output, usize) {
+    srv.push(replies);
+    let before = srv.request_count();
+    let o = env
+        .cmd(Some(srv), &["run", "--resume", parent, "--approve", policy])
+        .output()
+        .unwrap();
+    ok(&o);
+    (o, before)
+}
+
 #[test]
 fn a_killed_parents_child_is_listed_resumable_alone_and_its_answer_ends_the_replayed_call() {
     let env = Env::new(KEY, "");
@@ -96,16 +115,13 @@ fn a_killed_parents_child_is_listed_resumable_alone_and_its_answer_ends_the_repl
 
     // The parent's interrupted call is offered again; its child already answered, so the
     // replay returns that answer and the model is asked only for the parent's last reply.
-    srv.push([Reply::text("Seven plums, counted.")]);
-    let before = srv.request_count();
-    let o = env
-        .cmd(
-            Some(&srv),
-            &["run", "--resume", &parent, "--approve", "never-ask"],
-        )
-        .output()
-        .unwrap();
-    ok(&o);
+    let (o, before) = resume_parent(
+        &env,
+        &srv,
+        &parent,
+        "never-ask",
+        vec![Reply::text("Seven plums, counted.")],
+    );
     assert!(stderr(&o).contains("offered again"), "{}", stderr(&o));
     assert_eq!(srv.request_count(), before + 1);
     let res = results(&env, &parent);
@@ -129,18 +145,16 @@ fn continuing_a_killed_parent_resumes_its_unfinished_child_instead_of_starting_a
     let srv = server();
     let (parent, child) = killed_while_the_child_runs(&env, &srv);
 
-    srv.push([
-        Reply::text("There are 7 plums."),
-        Reply::text("Seven plums, counted."),
-    ]);
-    let o = env
-        .cmd(
-            Some(&srv),
-            &["run", "--resume", &parent, "--approve", "never-ask"],
-        )
-        .output()
-        .unwrap();
-    ok(&o);
+    resume_parent(
+        &env,
+        &srv,
+        &parent,
+        "never-ask",
+        vec![
+            Reply::text("There are 7 plums."),
+            Reply::text("Seven plums, counted."),
+        ],
+    );
     let children = listed_children(&env, &parent);
     assert_eq!(children.len(), 1, "{children:?}");
     assert_eq!(children[0]["id"], child.as_str());
@@ -166,16 +180,13 @@ fn under_ask_the_replayed_task_call_is_asked_again_and_without_a_terminal_denied
     let srv = server();
     let (parent, child) = killed_while_the_child_runs(&env, &srv);
 
-    srv.push([Reply::text("I will not count them, then.")]);
-    let before = srv.request_count();
-    let o = env
-        .cmd(
-            Some(&srv),
-            &["run", "--resume", &parent, "--approve", "ask"],
-        )
-        .output()
-        .unwrap();
-    ok(&o);
+    let (o, before) = resume_parent(
+        &env,
+        &srv,
+        &parent,
+        "ask",
+        vec![Reply::text("I will not count them, then.")],
+    );
     let err = stderr(&o);
     assert!(
         err.contains("replay of a call interrupted by a crash")

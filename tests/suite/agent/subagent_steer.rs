@@ -40,6 +40,20 @@ fn next(h: &Watched) -> TurnEvent {
         .expect("the turn produced no event for 30 s")
 }
 
+/// Reads the turn's events until its `Finished`, each shown to `on` first.
+fn run_to_end(h: &Watched, mut on: impl FnMut(&TurnEvent)) -> Vec<TurnEvent> {
+    let mut evs = Vec::new();
+    loop {
+        let e = next(h);
+        on(&e);
+        let done = matches!(e, TurnEvent::Finished { .. });
+        evs.push(e);
+        if done {
+            return evs;
+        }
+    }
+}
+
 fn approve(h: &Watched, call_id: &str) {
     h.commands
         .send(TurnCommand::Approve {
@@ -77,12 +91,10 @@ fn a_background_childs_question_reaches_the_user_while_the_parent_works_and_the_
     let h = asking(&agent, "Work in the background");
     let parent = h.handle.session_id.clone();
     let (mut parents_question, mut childs_question) = (None, None);
-    let mut evs = Vec::new();
     let mut warned_before_answer = false;
     let mut parent_answered = false;
-    loop {
-        let e = next(&h);
-        match &e {
+    let evs = run_to_end(&h, |e| {
+        match e {
             TurnEvent::ApprovalNeeded { call, .. } => parents_question = Some(call.id.clone()),
             TurnEvent::Subagent { event, .. } => {
                 if let TurnEvent::ApprovalNeeded { call, summary, .. } = event.as_ref() {
@@ -105,12 +117,7 @@ fn a_background_childs_question_reaches_the_user_while_the_parent_works_and_the_
             approve(&h, p);
             parent_answered = true;
         }
-        let done = matches!(e, TurnEvent::Finished { .. });
-        evs.push(e);
-        if done {
-            break;
-        }
-    }
+    });
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert!(
         warned_before_answer,
@@ -153,13 +160,11 @@ fn one_child_is_cancelled_by_its_own_id_and_its_sibling_goes_on() {
     let agent = env.agent(&srv);
     let h = asking(&agent, "Two children");
     let parent = h.handle.session_id.clone();
-    let mut evs = Vec::new();
     let mut cancelled = None;
-    loop {
-        let e = next(&h);
+    let evs = run_to_end(&h, |e| {
         if let TurnEvent::Subagent {
             session_id, event, ..
-        } = &e
+        } = e
             && matches!(event.as_ref(), TurnEvent::Started { .. })
             && cancelled.is_none()
         {
@@ -170,12 +175,7 @@ fn one_child_is_cancelled_by_its_own_id_and_its_sibling_goes_on() {
                 .unwrap();
             cancelled = Some(session_id.clone());
         }
-        let done = matches!(e, TurnEvent::Finished { .. });
-        evs.push(e);
-        if done {
-            break;
-        }
-    }
+    });
     assert_eq!(finish(&evs), FinishReason::Completed);
     let cancelled = cancelled.unwrap();
     let res = results(&env, &parent);
@@ -210,12 +210,10 @@ fn a_child_steered_while_it_writes_its_answer_answers_the_steering_too() {
     let agent = env.agent(&srv);
     let h = asking(&agent, "Find it with a helper");
     let parent = h.handle.session_id.clone();
-    let mut evs = Vec::new();
-    loop {
-        let e = next(&h);
+    let evs = run_to_end(&h, |e| {
         if let TurnEvent::Subagent {
             session_id, event, ..
-        } = &e
+        } = e
             && matches!(event.as_ref(), TurnEvent::Started { .. })
         {
             // As the TUI's Alt-Enter in the child's view does: queued to steer the child.
@@ -229,12 +227,7 @@ fn a_child_steered_while_it_writes_its_answer_answers_the_steering_too() {
             );
             assert!(queued.is_ok());
         }
-        let done = matches!(e, TurnEvent::Finished { .. });
-        evs.push(e);
-        if done {
-            break;
-        }
-    }
+    });
     assert_eq!(finish(&evs), FinishReason::Completed);
     let res = results(&env, &parent);
     let child = child_of(&res[0].1);
@@ -270,22 +263,15 @@ fn a_grandchilds_question_is_answered_through_the_parent_it_reached() {
     let agent = env.agent(&srv);
     let h = asking(&agent, "Go deep");
     let mut asked = Vec::new();
-    let mut evs = Vec::new();
-    loop {
-        let e = next(&h);
-        if let TurnEvent::Subagent { event, .. } = &e
+    let evs = run_to_end(&h, |e| {
+        if let TurnEvent::Subagent { event, .. } = e
             && let TurnEvent::ApprovalNeeded { call, summary, .. } = event.as_ref()
         {
             asked.push(summary.clone());
             // Answered to the parent's turn, as every front end does.
             approve(&h, &call.id);
         }
-        let done = matches!(e, TurnEvent::Finished { .. });
-        evs.push(e);
-        if done {
-            break;
-        }
-    }
+    });
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert!(asked[0].contains("deep.txt"), "{asked:?}");

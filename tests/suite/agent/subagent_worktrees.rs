@@ -53,6 +53,14 @@ fn short(id: &str) -> String {
         .collect()
 }
 
+/// The folder of child `child`'s worktree.
+fn worktree_of(env: &Env, child: &str) -> std::path::PathBuf {
+    env.sessions()
+        .root()
+        .join(".neocode/worktrees")
+        .join(format!("task-{}", short(child)))
+}
+
 #[test]
 fn a_worktree_child_writes_on_its_branch_and_its_diff_comes_back() {
     let (env, srv) = Env::new(KEY, "").with_server(worktree_child_writes());
@@ -75,11 +83,7 @@ fn a_worktree_child_writes_on_its_branch_and_its_diff_comes_back() {
     assert!(text.contains("+++ b/out.txt"), "{text}");
     assert!(text.contains("+from the child"), "{text}");
     // The worktree is gone; the branch holds the child's file.
-    let wt = env
-        .sessions()
-        .root()
-        .join(".neocode/worktrees")
-        .join(format!("task-{}", short(&child)));
+    let wt = worktree_of(&env, &child);
     assert!(!wt.exists(), "{}", wt.display());
     assert_eq!(
         git(&env.workdir, &["show", &format!("{branch}:out.txt")]),
@@ -100,11 +104,7 @@ fn with_keep_worktrees_the_worktree_stays_and_the_result_says_where() {
     repo(&env.workdir);
     let (_, text) = run_parent(&env, &srv);
     let child = child_of(&text);
-    let wt = env
-        .sessions()
-        .root()
-        .join(".neocode/worktrees")
-        .join(format!("task-{}", short(&child)));
+    let wt = worktree_of(&env, &child);
     assert!(
         text.contains(&format!("(worktree kept at {})", wt.display())),
         "{text}"
@@ -255,11 +255,7 @@ fn a_worktree_childs_rewind_goes_back_in_its_worktree_never_in_the_workspace() {
     std::fs::write(env.workdir.join("out.txt"), "mine\n").unwrap();
     let (_, text) = run_parent(&env, &srv);
     let child = child_of(&text);
-    let wt = env
-        .sessions()
-        .root()
-        .join(".neocode/worktrees")
-        .join(format!("task-{}", short(&child)));
+    let wt = worktree_of(&env, &child);
     assert!(wt.join("out.txt").exists());
     env.cmd(
         None,

@@ -1535,6 +1535,19 @@ fn an_edit_card_counts_the_diagnostics_its_result_carried() {
     );
 }
 
+/// Sends a message and plays the model's `task` call `t1` (profile `writer`).
+pub(super) fn send_task(h: &mut H) {
+    h.send("Have it written");
+    tool(
+        h,
+        "t1",
+        "task",
+        r#"{"prompt":"Write out.txt","agent":"writer"}"#,
+        ToolKind::Agent,
+        "task (writer)",
+    );
+}
+
 /// `event` of sub-agent `child`, started by the parent's call `t1`.
 pub(super) fn child_ev(h: &mut H, child: &str, event: TurnEvent) {
     h.ev(TurnEvent::Subagent {
@@ -1548,15 +1561,7 @@ pub(super) fn child_ev(h: &mut H, child: &str, event: TurnEvent) {
 #[test]
 fn a_sub_agents_calls_show_named_after_it_and_its_question_is_answered_here() {
     let mut h = H::new();
-    h.send("Have it written");
-    tool(
-        &mut h,
-        "t1",
-        "task",
-        r#"{"prompt":"Write out.txt","agent":"writer"}"#,
-        ToolKind::Agent,
-        "task (writer)",
-    );
+    send_task(&mut h);
     let child = "0a1b2c3d-child-session";
     child_ev(
         &mut h,

@@ -9,7 +9,7 @@ use neocode::session::{NewSession, ToolCall};
 use neocode::tui::app::Overlay;
 use neocode::tui::effect::TurnEffect;
 
-use super::tui_live::{H, child_ev, tool};
+use super::tui_live::{H, child_ev, send_task};
 use crate::support::text::has;
 use crate::support::tui::Keys;
 
@@ -24,15 +24,7 @@ fn with_child() -> (H, String) {
         })
         .unwrap()
         .id;
-    h.send("Have it written");
-    tool(
-        &mut h,
-        "t1",
-        "task",
-        r#"{"prompt":"Write out.txt","agent":"writer"}"#,
-        ToolKind::Agent,
-        "task (writer)",
-    );
+    send_task(&mut h);
     child_ev(
         &mut h,
         &child,
