@@ -132,142 +132,159 @@ impl Conv {
         i
     }
 
-    #[expect(clippy::too_many_lines)]
     fn item(&mut self, p: &Value, ts: &str, stats: &mut ReadStats) {
         match p.get("type").and_then(Value::as_str) {
-            Some("message") => {
-                let role = p.get("role").and_then(Value::as_str).unwrap_or("user");
-                let mut parts = Vec::new();
-                if let Some(Value::Array(items)) = p.get("content") {
-                    for it in items {
-                        match it.get("type").and_then(Value::as_str) {
-                            Some("input_text") | Some("output_text") | Some("text") => parts
-                                .push(Part::text(it.get("text").map(text_of).unwrap_or_default())),
-                            Some("input_image") => {
-                                let url = it.get("image_url").map(text_of).unwrap_or_default();
-                                match self.b.data_url_image(&url) {
-                                    Some(part) => parts.push(part),
-                                    None => parts.push(Part::text(format!("[image: {url}]"))),
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                let mut meta = serde_json::Map::new();
-                if let Some(ph) = p.get("phase") {
-                    meta.insert("phase".into(), ph.clone());
-                }
-                if let Some(id) = p.get("id") {
-                    meta.insert("item_id".into(), id.clone());
-                }
-                if role == "assistant" {
-                    let i = self.assistant(ts);
-                    self.b.messages[i].parts.extend(parts);
-                    merge_meta(&mut self.b.messages[i].metadata, meta);
-                    return;
-                }
-                self.close();
-                let mut m = message(
-                    if role == "user" {
-                        Role::User
-                    } else {
-                        Role::System
-                    },
-                    ts,
-                );
-                m.injected = role != "user"
-                    || parts
-                        .iter()
-                        .any(|p| matches!(p, Part::Text { text } if is_injected_user_text(text)));
-                meta.insert("role".into(), json!(role));
-                m.metadata = Some(Value::Object(meta));
-                m.parts = parts;
-                if !m.parts.is_empty() {
-                    self.b.push(m);
-                }
+            Some("message") => self.message_item(p, ts),
+            Some("reasoning") => self.reasoning_item(p, ts),
+            Some(kind @ ("function_call" | "custom_tool_call" | "local_shell_call")) => {
+                self.call_item(kind, p, ts);
             }
-            Some("reasoning") => {
-                let i = self.assistant(ts);
-                if let Some(Value::Array(sum)) = p.get("summary") {
-                    for s in sum {
-                        let t = s.get("text").map(text_of).unwrap_or_default();
-                        if !t.trim().is_empty() {
-                            self.b.messages[i].parts.push(Part::reasoning(t));
-                        }
-                    }
-                }
-            }
-            Some("function_call") | Some("custom_tool_call") | Some("local_shell_call") => {
-                let kind = p.get("type").and_then(Value::as_str).unwrap_or_default();
-                let id = p
-                    .get("call_id")
-                    .or_else(|| p.get("id"))
-                    .map(text_of)
-                    .unwrap_or_default();
-                let name = match kind {
-                    "local_shell_call" => "local_shell".to_string(),
-                    _ => p.get("name").map(text_of).unwrap_or_default(),
-                };
-                let arguments = match kind {
-                    "custom_tool_call" => p.get("input").map(text_of).unwrap_or_default(),
-                    "local_shell_call" => {
-                        p.get("action").cloned().unwrap_or(Value::Null).to_string()
-                    }
-                    _ => p.get("arguments").map(text_of).unwrap_or_default(),
-                };
-                if name == "update_plan"
-                    && let Ok(v) = serde_json::from_str::<Value>(&arguments)
-                    && let Some(plan) = v.get("plan")
-                {
-                    self.plan = Some(plan.clone());
-                }
-                let i = self.assistant(ts);
-                if kind != "function_call" {
-                    merge_meta(
-                        &mut self.b.messages[i].metadata,
-                        [(format!("call_kind:{id}"), json!(kind))]
-                            .into_iter()
-                            .collect(),
-                    );
-                }
-                if !id.is_empty() {
-                    self.b.add_call(
-                        i,
-                        ToolCall {
-                            id,
-                            name,
-                            arguments,
-                        },
-                    );
-                }
-            }
-            Some("function_call_output") | Some("custom_tool_call_output") => {
-                self.close();
-                let id = p.get("call_id").map(text_of).unwrap_or_default();
-                let raw = p.get("output").cloned().unwrap_or(Value::Null);
-                let (text, tool_meta, is_error) = output(&raw);
-                if !self.b.calls.contains(&id) {
-                    let mut m = message(Role::User, ts);
-                    m.parts.push(Part::text(text));
-                    m.injected = true;
-                    m.metadata = Some(json!({"orphan_tool_result": id}));
-                    self.b.push(m);
-                    return;
-                }
-                if !self.b.answered.insert(id.clone()) {
-                    stats.duplicates += 1;
-                    return;
-                }
-                let mut m = message(Role::Tool, ts);
-                m.parts.push(Part::text(text));
-                m.tool_call_id = Some(id);
-                m.is_error = is_error;
-                m.tool_metadata = tool_meta;
-                self.b.push(m);
+            Some("function_call_output" | "custom_tool_call_output") => {
+                self.output_item(p, ts, stats);
             }
             _ => stats.unknown += 1,
         }
+    }
+
+    /// The parts of a `message` item's content: text, and images (kept as assets when they
+    /// are data URLs, else named).
+    fn content_parts(&mut self, p: &Value) -> Vec<Part> {
+        let mut parts = Vec::new();
+        let Some(Value::Array(items)) = p.get("content") else {
+            return parts;
+        };
+        for it in items {
+            match it.get("type").and_then(Value::as_str) {
+                Some("input_text" | "output_text" | "text") => {
+                    parts.push(Part::text(it.get("text").map(text_of).unwrap_or_default()));
+                }
+                Some("input_image") => {
+                    let url = it.get("image_url").map(text_of).unwrap_or_default();
+                    match self.b.data_url_image(&url) {
+                        Some(part) => parts.push(part),
+                        None => parts.push(Part::text(format!("[image: {url}]"))),
+                    }
+                }
+                _ => {}
+            }
+        }
+        parts
+    }
+
+    fn message_item(&mut self, p: &Value, ts: &str) {
+        let role = p.get("role").and_then(Value::as_str).unwrap_or("user");
+        let parts = self.content_parts(p);
+        let mut meta = serde_json::Map::new();
+        if let Some(ph) = p.get("phase") {
+            meta.insert("phase".into(), ph.clone());
+        }
+        if let Some(id) = p.get("id") {
+            meta.insert("item_id".into(), id.clone());
+        }
+        if role == "assistant" {
+            let i = self.assistant(ts);
+            self.b.messages[i].parts.extend(parts);
+            merge_meta(&mut self.b.messages[i].metadata, meta);
+            return;
+        }
+        self.close();
+        let mut m = message(
+            if role == "user" {
+                Role::User
+            } else {
+                Role::System
+            },
+            ts,
+        );
+        m.injected = role != "user"
+            || parts
+                .iter()
+                .any(|p| matches!(p, Part::Text { text } if is_injected_user_text(text)));
+        meta.insert("role".into(), json!(role));
+        m.metadata = Some(Value::Object(meta));
+        m.parts = parts;
+        if !m.parts.is_empty() {
+            self.b.push(m);
+        }
+    }
+
+    fn reasoning_item(&mut self, p: &Value, ts: &str) {
+        let i = self.assistant(ts);
+        if let Some(Value::Array(sum)) = p.get("summary") {
+            for s in sum {
+                let t = s.get("text").map(text_of).unwrap_or_default();
+                if !t.trim().is_empty() {
+                    self.b.messages[i].parts.push(Part::reasoning(t));
+                }
+            }
+        }
+    }
+
+    fn call_item(&mut self, kind: &str, p: &Value, ts: &str) {
+        let id = p
+            .get("call_id")
+            .or_else(|| p.get("id"))
+            .map(text_of)
+            .unwrap_or_default();
+        let name = match kind {
+            "local_shell_call" => "local_shell".to_string(),
+            _ => p.get("name").map(text_of).unwrap_or_default(),
+        };
+        let arguments = match kind {
+            "custom_tool_call" => p.get("input").map(text_of).unwrap_or_default(),
+            "local_shell_call" => p.get("action").cloned().unwrap_or(Value::Null).to_string(),
+            _ => p.get("arguments").map(text_of).unwrap_or_default(),
+        };
+        if name == "update_plan"
+            && let Ok(v) = serde_json::from_str::<Value>(&arguments)
+            && let Some(plan) = v.get("plan")
+        {
+            self.plan = Some(plan.clone());
+        }
+        let i = self.assistant(ts);
+        if kind != "function_call" {
+            merge_meta(
+                &mut self.b.messages[i].metadata,
+                [(format!("call_kind:{id}"), json!(kind))]
+                    .into_iter()
+                    .collect(),
+            );
+        }
+        if !id.is_empty() {
+            self.b.add_call(
+                i,
+                ToolCall {
+                    id,
+                    name,
+                    arguments,
+                },
+            );
+        }
+    }
+
+    fn output_item(&mut self, p: &Value, ts: &str, stats: &mut ReadStats) {
+        self.close();
+        let id = p.get("call_id").map(text_of).unwrap_or_default();
+        let raw = p.get("output").cloned().unwrap_or(Value::Null);
+        let (text, tool_meta, is_error) = output(&raw);
+        if !self.b.calls.contains(&id) {
+            let mut m = message(Role::User, ts);
+            m.parts.push(Part::text(text));
+            m.injected = true;
+            m.metadata = Some(json!({"orphan_tool_result": id}));
+            self.b.push(m);
+            return;
+        }
+        if !self.b.answered.insert(id.clone()) {
+            stats.duplicates += 1;
+            return;
+        }
+        let mut m = message(Role::Tool, ts);
+        m.parts.push(Part::text(text));
+        m.tool_call_id = Some(id);
+        m.is_error = is_error;
+        m.tool_metadata = tool_meta;
+        self.b.push(m);
     }
 
     fn token_count(&mut self, p: &Value) {
