@@ -335,43 +335,48 @@ impl TurnCommand {
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_fail_code_parses_back_and_serialises_as_its_string() {
-        for &c in FailCode::ALL {
-            let s = c.as_str();
-            assert_eq!(s.parse::<FailCode>(), Ok(c), "{s}");
+    /// Every code of `all` parses back from its string, shows and serialises as it, and no
+    /// two share one.
+    fn assert_codes_round_trip<C>(all: &[C], as_str: fn(C) -> &'static str, shared: &str)
+    where
+        C: Copy
+            + std::fmt::Debug
+            + std::fmt::Display
+            + PartialEq
+            + std::str::FromStr
+            + serde::Serialize
+            + serde::de::DeserializeOwned,
+        C::Err: std::fmt::Debug + PartialEq,
+    {
+        for &c in all {
+            let s = as_str(c);
+            assert_eq!(s.parse::<C>(), Ok(c), "{s}");
             assert_eq!(c.to_string(), s);
             assert_eq!(serde_json::to_string(&c).ok(), Some(format!("\"{s}\"")));
-            let back: Result<FailCode, _> = serde_json::from_str(&format!("\"{s}\""));
+            let back: Result<C, _> = serde_json::from_str(&format!("\"{s}\""));
             assert_eq!(back.ok(), Some(c), "{s}");
         }
-        let mut seen: Vec<&str> = FailCode::ALL.iter().map(|c| c.as_str()).collect();
+        let mut seen: Vec<&str> = all.iter().map(|&c| as_str(c)).collect();
         seen.sort_unstable();
         seen.dedup();
-        assert_eq!(
-            seen.len(),
-            FailCode::ALL.len(),
-            "two failure codes share a string"
+        assert_eq!(seen.len(), all.len(), "{shared}");
+    }
+
+    #[test]
+    fn every_fail_code_parses_back_and_serialises_as_its_string() {
+        assert_codes_round_trip(
+            FailCode::ALL,
+            FailCode::as_str,
+            "two failure codes share a string",
         );
     }
 
     #[test]
     fn every_warning_code_parses_back_and_serialises_as_its_string() {
-        for &c in WarningCode::ALL {
-            let s = c.as_str();
-            assert_eq!(s.parse::<WarningCode>(), Ok(c), "{s}");
-            assert_eq!(c.to_string(), s);
-            assert_eq!(serde_json::to_string(&c).ok(), Some(format!("\"{s}\"")));
-            let back: Result<WarningCode, _> = serde_json::from_str(&format!("\"{s}\""));
-            assert_eq!(back.ok(), Some(c), "{s}");
-        }
-        let mut seen: Vec<&str> = WarningCode::ALL.iter().map(|c| c.as_str()).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        assert_eq!(
-            seen.len(),
-            WarningCode::ALL.len(),
-            "two warning codes share a string"
+        assert_codes_round_trip(
+            WarningCode::ALL,
+            WarningCode::as_str,
+            "two warning codes share a string",
         );
     }
 

@@ -33,14 +33,7 @@ impl SharedBudget {
 
     /// Counts a model call about to be made, or says which limit forbids it.
     pub(crate) fn reserve_model_call(&self) -> Result<(), LimitReached> {
-        let mut l = self.lock();
-        match model_call_blocked(&l) {
-            Some(why) => Err(LimitReached(why)),
-            None => {
-                l.usage.turns += 1;
-                Ok(())
-            }
-        }
+        self.reserve(model_call_blocked, |u| &mut u.turns)
     }
 
     /// Adds tokens spent (a response once it has streamed, a compaction).
@@ -52,14 +45,21 @@ impl SharedBudget {
 
     /// Counts a tool call about to run, or says which limit forbids it.
     pub(crate) fn reserve_tool_call(&self) -> Result<(), LimitReached> {
+        self.reserve(tool_call_blocked, |u| &mut u.tool_calls)
+    }
+
+    /// Adds one to the `count` of usage unless `blocked` names a limit, under one lock.
+    fn reserve(
+        &self,
+        blocked: fn(&RuntimeLedger) -> Option<String>,
+        count: fn(&mut crate::session::RuntimeUsage) -> &mut u64,
+    ) -> Result<(), LimitReached> {
         let mut l = self.lock();
-        match tool_call_blocked(&l) {
-            Some(why) => Err(LimitReached(why)),
-            None => {
-                l.usage.tool_calls += 1;
-                Ok(())
-            }
+        if let Some(why) = blocked(&l) {
+            return Err(LimitReached(why));
         }
+        *count(&mut l.usage) += 1;
+        Ok(())
     }
 
     /// The limit that forbids another tool call, if one is reached.
@@ -87,14 +87,14 @@ impl PromptCaps {
         ledger: &RuntimeLedger,
         start: &crate::session::RuntimeUsage,
     ) -> Option<String> {
-        let used = ledger.usage.turns.saturating_sub(start.turns);
-        match self.turns {
-            Some(m) if used >= m => Some(format!(
-                "max_turns_per_prompt reached ({used}/{m} model calls for this prompt; {} in the session)",
-                ledger.usage.turns
-            )),
-            _ => None,
-        }
+        let (now, start) = (ledger.usage.turns, start.turns);
+        prompt_cap_reached(
+            self.turns,
+            now,
+            start,
+            "max_turns_per_prompt",
+            "model calls",
+        )
     }
 
     /// The cap that forbids another tool call.
@@ -103,14 +103,32 @@ impl PromptCaps {
         ledger: &RuntimeLedger,
         start: &crate::session::RuntimeUsage,
     ) -> Option<String> {
-        let used = ledger.usage.tool_calls.saturating_sub(start.tool_calls);
-        match self.tool_calls {
-            Some(m) if used >= m => Some(format!(
-                "max_tool_calls_per_prompt reached ({used}/{m} tool calls for this prompt; {} in the session)",
-                ledger.usage.tool_calls
-            )),
-            _ => None,
-        }
+        let (now, start) = (ledger.usage.tool_calls, start.tool_calls);
+        prompt_cap_reached(
+            self.tool_calls,
+            now,
+            start,
+            "max_tool_calls_per_prompt",
+            "tool calls",
+        )
+    }
+}
+
+/// "`name` reached" once the calls counted since the prompt began (`now` - `start`) reach
+/// `cap`, with the session's count `now`.
+fn prompt_cap_reached(
+    cap: Option<u64>,
+    now: u64,
+    start: u64,
+    name: &str,
+    unit: &str,
+) -> Option<String> {
+    let used = now.saturating_sub(start);
+    match cap {
+        Some(m) if used >= m => Some(format!(
+            "{name} reached ({used}/{m} {unit} for this prompt; {now} in the session)"
+        )),
+        _ => None,
     }
 }
 

@@ -126,24 +126,18 @@ impl Agent {
     pub fn allow_network(&self, key: &str) -> Result<String, StartError> {
         let id = self.sessions.resolve(key)?;
         let _lease = self.lease(&id)?;
-        let header = self.sessions.header(&id)?;
-        let mut ledger = ledger::of(&header, &self.settings.limits);
-        if !ledger
-            .approved_tools
-            .iter()
-            .any(|t| t == approval::NETWORK_GRANT)
-        {
-            ledger
+        self.change_ledger(&id, |ledger| {
+            let granted = ledger
                 .approved_tools
-                .push(approval::NETWORK_GRANT.to_string());
-            self.sessions.update_state(
-                &id,
-                &crate::session::StateUpdate {
-                    ledger: crate::session::Change::Set(ledger),
-                    ..Default::default()
-                },
-            )?;
-        }
+                .iter()
+                .any(|t| t == approval::NETWORK_GRANT);
+            if !granted {
+                ledger
+                    .approved_tools
+                    .push(approval::NETWORK_GRANT.to_string());
+            }
+            !granted
+        })?;
         Ok(id)
     }
 
@@ -191,21 +185,11 @@ impl Agent {
     pub(crate) fn revoke_grant(&self, key: &str, grant: &str) -> Result<bool, StartError> {
         let id = self.sessions.resolve(key)?;
         let _lease = self.lease(&id)?;
-        let header = self.sessions.header(&id)?;
-        let mut ledger = ledger::of(&header, &self.settings.limits);
-        let before = ledger.approved_tools.len();
-        ledger.approved_tools.retain(|g| g.trim() != grant.trim());
-        if ledger.approved_tools.len() == before {
-            return Ok(false);
-        }
-        self.sessions.update_state(
-            &id,
-            &crate::session::StateUpdate {
-                ledger: crate::session::Change::Set(ledger),
-                ..Default::default()
-            },
-        )?;
-        Ok(true)
+        self.change_ledger(&id, |ledger| {
+            let before = ledger.approved_tools.len();
+            ledger.approved_tools.retain(|g| g.trim() != grant.trim());
+            ledger.approved_tools.len() != before
+        })
     }
 
     /// Compacts a session now (`neocode compact`, the TUI's `/compact`). Blocks; fails without
@@ -234,17 +218,33 @@ impl Agent {
             code: StartCode::Provider,
             message: e.to_string(),
         })?;
-        let header = self.sessions.header(&id)?;
+        self.change_ledger(&id, |ledger| {
+            ledger.usage.input_tokens += c.usage.input_tokens;
+            ledger.usage.output_tokens += c.usage.output_tokens;
+            true
+        })?;
+        Ok(c)
+    }
+
+    /// Reads session `id`'s ledger, lets `change` edit it and stores it when `change` says
+    /// it changed (the caller holds the lease). Returns what `change` said.
+    fn change_ledger(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut crate::session::RuntimeLedger) -> bool,
+    ) -> Result<bool, StartError> {
+        let header = self.sessions.header(id)?;
         let mut ledger = ledger::of(&header, &self.settings.limits);
-        ledger.usage.input_tokens += c.usage.input_tokens;
-        ledger.usage.output_tokens += c.usage.output_tokens;
+        if !change(&mut ledger) {
+            return Ok(false);
+        }
         self.sessions.update_state(
-            &id,
+            id,
             &crate::session::StateUpdate {
                 ledger: crate::session::Change::Set(ledger),
                 ..Default::default()
             },
         )?;
-        Ok(c)
+        Ok(true)
     }
 }

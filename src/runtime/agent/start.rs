@@ -328,11 +328,6 @@ impl Agent {
                 t.run(prompt);
             })
             .map_err(thread_error)?;
-        Ok(TurnHandle {
-            session_id: id,
-            commands,
-            cancel,
-            thread: Some(thread),
-        })
+        Ok(TurnHandle::new(id, commands, cancel, thread))
     }
 }

@@ -639,7 +639,7 @@ pub(crate) fn open_error(rel: &str, e: &io::Error) -> String {
 }
 
 /// Folds `.` and `..` without touching the disk; `..` at the top stays at `/`.
-fn fold(p: &Path) -> PathBuf {
+pub(crate) fn fold(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

@@ -190,12 +190,7 @@ impl Agent {
             .name("plan-run".into())
             .spawn(move || run.run())
             .map_err(thread_error)?;
-        Ok(TurnHandle {
-            session_id: id,
-            commands,
-            cancel,
-            thread: Some(thread),
-        })
+        Ok(TurnHandle::new(id, commands, cancel, thread))
     }
 }
 

@@ -326,13 +326,17 @@ mod tests {
         std::fs::write(root.join("AGENTS.md"), "Use tabs.").unwrap();
         let header = serde_json::json!([{"name": "deploy"}, {"name": "gone"}]);
         // Not trusted: the workspace's skill is neither offered nor loaded, and that is said.
-        let ctx = ProjectContext::gather(
-            &home,
-            &root,
-            &[],
-            Some(&header),
-            crate::runtime::trust::Admission::check(&home, &root).skills(&home),
-        );
+        // Gathered as a turn does, with the workspace's admission as it is now.
+        let gather = || {
+            ProjectContext::gather(
+                &home,
+                &root,
+                &[],
+                Some(&header),
+                crate::runtime::trust::Admission::check(&home, &root).skills(&home),
+            )
+        };
+        let ctx = gather();
         let p = ctx.prompt_section(&root, &[]);
         assert!(p.contains("Use tabs."), "{p}");
         assert!(
@@ -347,13 +351,7 @@ mod tests {
             r.problems
         );
         crate::runtime::trust::trust(&home, &root).unwrap();
-        let ctx = ProjectContext::gather(
-            &home,
-            &root,
-            &[],
-            Some(&header),
-            crate::runtime::trust::Admission::check(&home, &root).skills(&home),
-        );
+        let ctx = gather();
         let p = ctx.prompt_section(&root, &[]);
         assert!(p.contains("Use tabs."), "{p}");
         assert!(p.contains("- deploy (active): Ship it"), "{p}");

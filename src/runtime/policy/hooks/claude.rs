@@ -3,7 +3,7 @@
 //! (`file_path`, absolute; `command`; `old_string`; …), so a Claude Code hook (prettier on
 //! `.tool_input.file_path`, ruff, a Bash guard) works as it did there.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -92,17 +92,7 @@ fn claude_input(tool: &str, input: &Map<String, Value>, root: &Path) -> Map<Stri
 
 /// `path` absolute against `root`, `.` and `..` removed lexically.
 fn absolute(root: &Path, path: &str) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in root.join(path).components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    crate::runtime::tools::path::fold(&root.join(path))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The two kinds of rule pattern: command patterns (`run_command(git diff *)`) and path
 //! globs (`edit_file(src/**)`).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
@@ -210,17 +210,7 @@ pub(crate) fn absolute(root: &Path, path: &str, home_dir: Option<&Path>) -> Path
         (Some(rest), Some(h)) => h.join(rest),
         _ => root.join(path),
     };
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    crate::runtime::tools::path::fold(&p)
 }
 
 #[cfg(test)]
