@@ -16,7 +16,6 @@
 
 mod stream;
 
-use base64::Engine;
 use serde_json::{Value, json};
 
 use super::contract::Provider;
@@ -177,7 +176,7 @@ fn user_blocks(parts: &[UserPart]) -> Vec<Value> {
             UserPart::Image { mime, bytes } => Some(json!({"type": "image", "source": {
                 "type": "base64",
                 "media_type": mime,
-                "data": base64::engine::general_purpose::STANDARD.encode(bytes),
+                "data": UserPart::base64(bytes),
             }})),
             UserPart::Unavailable { asset_id, reason } => {
                 Some(json!({"type": "text", "text": UserPart::unavailable_text(asset_id, reason)}))
