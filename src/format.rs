@@ -282,33 +282,55 @@ mod tests {
 
     const NOW: i64 = 1_700_000_000_000;
 
+    /// `f` of each case's input reads as the case's text.
+    fn reads<T: Copy + std::fmt::Debug>(f: impl Fn(T) -> String, cases: &[(T, &str)]) {
+        for &(input, want) in cases {
+            assert_eq!(f(input), want, "{input:?}");
+        }
+    }
+
     #[test]
     fn relative_times() {
         let r = |ago: i64| relative_time(NOW, NOW - ago, &Utc);
-        assert_eq!(r(5_000), "just now");
-        assert_eq!(r(-90_000), "just now");
-        assert_eq!(r(3 * MINUTE + 5), "3m ago");
-        assert_eq!(r(59 * MINUTE), "59m ago");
-        assert_eq!(r(2 * HOUR), "2h ago");
-        assert_eq!(r(30 * HOUR), "yesterday");
-        assert_eq!(r(5 * DAY), "5d ago");
-        // 2023-11-14T22:13:20Z minus 30 days.
-        assert_eq!(r(30 * DAY), "2023-10-15");
+        reads(
+            r,
+            &[
+                (5_000, "just now"),
+                (-90_000, "just now"),
+                (3 * MINUTE + 5, "3m ago"),
+                (59 * MINUTE, "59m ago"),
+                (2 * HOUR, "2h ago"),
+                (30 * HOUR, "yesterday"),
+                (5 * DAY, "5d ago"),
+                // 2023-11-14T22:13:20Z minus 30 days.
+                (30 * DAY, "2023-10-15"),
+            ],
+        );
         let plus9 = chrono::FixedOffset::east_opt(9 * 3600).unwrap();
         assert_eq!(relative_time(NOW, NOW - 30 * DAY, &plus9), "2023-10-16");
     }
 
     #[test]
     fn counts_and_sizes_read_the_same_everywhere() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(5_000), "5,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(size_si(812), "812 B");
-        assert_eq!(size_si(4_200), "4.2 KB");
-        assert_eq!(size_si(324_000), "324 KB");
-        assert_eq!(size_si(999_999), "1.0 MB");
-        assert_eq!(size_si(3_400_000), "3.4 MB");
+        reads(
+            thousands,
+            &[
+                (0, "0"),
+                (999, "999"),
+                (5_000, "5,000"),
+                (1_234_567, "1,234,567"),
+            ],
+        );
+        reads(
+            size_si,
+            &[
+                (812, "812 B"),
+                (4_200, "4.2 KB"),
+                (324_000, "324 KB"),
+                (999_999, "1.0 MB"),
+                (3_400_000, "3.4 MB"),
+            ],
+        );
     }
 
     #[test]
@@ -358,18 +380,23 @@ mod tests {
 
     #[test]
     fn compact_numbers() {
-        assert_eq!(compact(0), "0");
-        assert_eq!(compact(999), "999");
-        assert_eq!(compact(1_000), "1k");
-        assert_eq!(compact(1_234), "1.2k");
-        assert_eq!(compact(12_345), "12.3k");
-        assert_eq!(compact(123_456), "123k");
-        assert_eq!(compact(999_499), "999k");
-        assert_eq!(compact(999_500), "1M");
-        assert_eq!(compact(1_250_000), "1.3M");
-        assert_eq!(compact(4_000_000_000), "4G");
-        // No overflow at the very top.
-        assert_eq!(compact(u64::MAX), "18446744073G");
+        reads(
+            compact,
+            &[
+                (0, "0"),
+                (999, "999"),
+                (1_000, "1k"),
+                (1_234, "1.2k"),
+                (12_345, "12.3k"),
+                (123_456, "123k"),
+                (999_499, "999k"),
+                (999_500, "1M"),
+                (1_250_000, "1.3M"),
+                (4_000_000_000, "4G"),
+                // No overflow at the very top.
+                (u64::MAX, "18446744073G"),
+            ],
+        );
         // As `core::fmt` wrote them before (digits by hand since).
         let old = |n: u64| {
             if n < 1_000 {
@@ -400,13 +427,18 @@ mod tests {
 
     #[test]
     fn dollars_fit_seven_columns() {
-        assert_eq!(usd(0.0), "$0.00");
-        assert_eq!(usd(0.004), "<$0.01");
-        assert_eq!(usd(1.234), "$1.23");
-        assert_eq!(usd(999.99), "$999.99");
-        assert_eq!(usd(999.996), "$1k");
-        assert_eq!(usd(12_345.0), "$12.3k");
-        assert_eq!(usd(999_000_000.0), "$999M");
+        reads(
+            usd,
+            &[
+                (0.0, "$0.00"),
+                (0.004, "<$0.01"),
+                (1.234, "$1.23"),
+                (999.99, "$999.99"),
+                (999.996, "$1k"),
+                (12_345.0, "$12.3k"),
+                (999_000_000.0, "$999M"),
+            ],
+        );
     }
 
     #[test]

@@ -172,6 +172,7 @@ fn content_text(content: &Value) -> Result<(String, usize), ContentError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::NewMessage;
 
     #[test]
     fn unreadable_content_keeps_its_wire_words() {
@@ -190,7 +191,6 @@ mod tests {
         );
     }
     use crate::bridge::protocol::{ChatFunction, ChatToolCall};
-    use crate::session::Part;
     use serde_json::json;
 
     fn msg(role: &str, content: Value) -> ChatMessage {
@@ -230,18 +230,7 @@ mod tests {
         parse_prefix(h)
             .into_iter()
             .enumerate()
-            .map(|(i, m)| Message {
-                seq: i as i64 + 1,
-                role: m.role,
-                parts: m.to_new().parts,
-                tool_calls: m.tool_calls,
-                tool_call_id: m.tool_call_id,
-                is_error: false,
-                tool_metadata: None,
-                created_at_ms: 0,
-                usage: Default::default(),
-                extra: Default::default(),
-            })
+            .map(|(i, m)| Message::stored(i as i64 + 1, m.to_new()))
             .collect()
     }
 
@@ -332,18 +321,11 @@ mod tests {
 
     /// A store after compaction: the summary at seq 1, then `tail` from seq 2.
     fn compacted(tail: &[ChatMessage]) -> Vec<Message> {
-        let mut v = vec![Message {
-            seq: 1,
-            role: Role::System,
-            parts: vec![Part::text("Summary of the earlier conversation")],
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            is_error: false,
+        let summary = NewMessage {
             tool_metadata: Some(json!({"compaction_summary": true, "replaced_messages": 4})),
-            created_at_ms: 0,
-            usage: Default::default(),
-            extra: Default::default(),
-        }];
+            ..NewMessage::text(Role::System, "Summary of the earlier conversation")
+        };
+        let mut v = vec![Message::stored(1, summary)];
         for mut m in stored(tail) {
             m.seq += 1;
             v.push(m);
@@ -454,23 +436,8 @@ mod tests {
 mod properties {
     use super::*;
     use crate::bridge::protocol::ChatMessage;
-    use crate::session::Part;
+    use crate::session::NewMessage;
     use proptest::prelude::*;
-
-    fn message(seq: i64, role: Role, text: &str) -> Message {
-        Message {
-            seq,
-            role,
-            parts: vec![Part::text(text)],
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            is_error: false,
-            tool_metadata: None,
-            created_at_ms: 0,
-            usage: Default::default(),
-            extra: Default::default(),
-        }
-    }
 
     fn chat(role: Role, text: &str) -> ChatMessage {
         ChatMessage {
@@ -503,7 +470,7 @@ mod properties {
             let store: Vec<Message> = stored
                 .iter()
                 .enumerate()
-                .map(|(i, (r, t))| message(i as i64 + 1, *r, t))
+                .map(|(i, (r, t))| Message::stored(i as i64 + 1, NewMessage::text(*r, t)))
                 .collect();
             let mut caller: Vec<(Role, String)> = stored[..keep.min(stored.len())].to_vec();
             caller.extend(extra.iter().cloned());

@@ -212,7 +212,7 @@ pub struct MessageExtra {
     clippy::trivially_copy_pass_by_ref,
     reason = "serde's skip_serializing_if passes the field by reference"
 )]
-fn is_zero(n: &u64) -> bool {
+pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
@@ -351,6 +351,24 @@ impl Message {
             .as_ref()
             .and_then(|v| v.get(CONTEXT_FROM))
             .and_then(serde_json::Value::as_i64)
+    }
+
+    /// `new` as the store reads it back at `seq`, made at time 0 unless it says when (for
+    /// tests).
+    #[cfg(test)]
+    pub(crate) fn stored(seq: i64, new: NewMessage) -> Message {
+        Message {
+            seq,
+            role: new.role(),
+            parts: new.parts,
+            tool_calls: new.tool_calls,
+            tool_call_id: new.tool_call_id,
+            is_error: new.is_error,
+            tool_metadata: new.tool_metadata,
+            created_at_ms: new.created_at_ms.unwrap_or(0),
+            usage: new.usage,
+            extra: new.extra,
+        }
     }
 
     /// All text parts joined by blank lines.

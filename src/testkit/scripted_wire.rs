@@ -7,21 +7,11 @@
 
 use serde_json::{Value, json};
 
-use super::scripted::{Piece, Reply, Stream};
+use super::scripted::{Piece, Reply, Stream, split_n};
 
 /// One named SSE event: `event: NAME` then `data: JSON`.
 pub(crate) fn event(name: &str, data: &Value) -> Piece {
     Piece::Raw(format!("event: {name}\ndata: {data}\n\n"))
-}
-
-/// Splits `s` into about `n` pieces on char boundaries.
-fn split_n(s: &str, n: usize) -> Vec<String> {
-    let chars: Vec<char> = s.chars().collect();
-    if chars.is_empty() {
-        return vec![String::new()];
-    }
-    let size = chars.len().div_ceil(n.max(1));
-    chars.chunks(size).map(|c| c.iter().collect()).collect()
 }
 
 /// An Anthropic Messages stream, block by block.

@@ -60,6 +60,22 @@ pub struct ProviderError {
     pub partial: Option<Box<Completion>>,
 }
 
+impl ProviderError {
+    /// A failure whose message has `key` (and anything shaped like an API key) removed.
+    pub(crate) fn redacted(
+        kind: ErrorKind,
+        message: &str,
+        key: Option<&str>,
+        partial: Option<Box<Completion>>,
+    ) -> ProviderError {
+        ProviderError {
+            kind,
+            message: super::transport::redact(message, key),
+            partial,
+        }
+    }
+}
+
 impl std::fmt::Display for ProviderError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)

@@ -13,7 +13,7 @@ use super::quirks::{self, server_message};
 use super::settings::OpenAiSettings;
 use super::sse::{Completion, StreamEvent, push_merged};
 use super::sse_decode::{NotUtf8, SseDecoder};
-use super::transport::{self, Posted, Waited, redact, root_cause, secs, wait};
+use super::transport::{self, Posted, Waited, root_cause, secs, wait};
 use crate::runtime::cancel::CancelFlag;
 
 /// How to reach a model over the Messages or Responses API.
@@ -30,6 +30,21 @@ pub(crate) struct ApiSettings {
     /// The system prompt as one plain string instead of text blocks with a cache breakpoint
     /// (Anthropic; `system_as_text` in config.toml, for servers that refuse blocks).
     pub system_as_text: bool,
+}
+
+#[cfg(test)]
+impl ApiSettings {
+    /// Settings for `model` at `base_url` without a key: no reasoning effort, no thinking,
+    /// 1000 output tokens, system blocks.
+    pub(crate) fn for_test(base_url: &str, model: &str) -> ApiSettings {
+        ApiSettings {
+            http: OpenAiSettings::new(base_url, model, None),
+            reasoning_effort: None,
+            thinking_budget: 0,
+            max_output_tokens: 1000,
+            system_as_text: false,
+        }
+    }
 }
 
 /// An event that says the reply failed: its message, and whether asking again may help
@@ -101,11 +116,12 @@ impl Wire {
         message: String,
         partial: Option<Box<Completion>>,
     ) -> ProviderError {
-        ProviderError {
+        ProviderError::redacted(
             kind,
-            message: redact(&message, self.settings.http.api_key.as_deref()),
+            &message,
+            self.settings.http.api_key.as_deref(),
             partial,
-        }
+        )
     }
 
     /// Sends `call` and folds its stream with a fresh fold from `new_fold` per attempt.

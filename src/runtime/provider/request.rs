@@ -145,6 +145,17 @@ impl UserPart {
     pub(crate) fn unavailable_text(asset_id: &str, reason: &str) -> String {
         format!("[image {asset_id} unavailable: {reason}]")
     }
+
+    /// An image's bytes in standard base64.
+    pub(crate) fn base64(bytes: &[u8]) -> String {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// An image inlined as a `data:` URL.
+    pub(crate) fn data_url(mime: &str, bytes: &[u8]) -> String {
+        format!("data:{mime};base64,{}", UserPart::base64(bytes))
+    }
 }
 
 /// Reasoning stored with a reply: its text, and what the provider that made it needs to have

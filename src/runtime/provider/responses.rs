@@ -15,7 +15,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use base64::Engine;
 use serde_json::{Value, json};
 
 use super::contract::Provider;
@@ -154,8 +153,7 @@ fn user_content(parts: &[UserPart]) -> Vec<Value> {
         .map(|p| match p {
             UserPart::Text(t) => json!({"type": "input_text", "text": t}),
             UserPart::Image { mime, bytes } => {
-                let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
-                json!({"type": "input_image", "image_url": format!("data:{mime};base64,{b64}")})
+                json!({"type": "input_image", "image_url": UserPart::data_url(mime, bytes)})
             }
             UserPart::Unavailable { asset_id, reason } => {
                 json!({"type": "input_text", "text": UserPart::unavailable_text(asset_id, reason)})

@@ -82,6 +82,17 @@ enum Close {
     Backtick,
 }
 
+/// What a quoted or bracketed stretch lets open inside it besides `\` escapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Nest {
+    /// Nothing (`$'…'`).
+    Escapes,
+    /// Backtick and `$` constructs (`"…"`).
+    Expansions,
+    /// Those and quoted strings (`${…}`, `$((…))`, shell text).
+    Quotes,
+}
+
 struct Pending {
     op_start: usize,
     op_end: usize,
@@ -292,21 +303,11 @@ impl<'a> Lexer<'a> {
     fn shell(&mut self, close: Close) -> Result<(), LexError> {
         while let Some(b) = self.at(0) {
             match b {
-                b'\\' => self.i += 2,
-                b'\'' => self.single()?,
-                b'"' => {
-                    self.i += 1;
-                    self.double()?;
-                }
                 b'`' if close == Close::Backtick => {
                     self.i += 1;
                     return Ok(());
                 }
-                b'`' => {
-                    self.i += 1;
-                    self.shell(Close::Backtick)?;
-                }
-                b'$' => self.dollar()?,
+                b'\\' | b'\'' | b'"' | b'`' | b'$' => self.nested(b, Nest::Quotes)?,
                 b'(' if self.at(1) == Some(b'(') => {
                     self.bashisms.push(Bashism::Keyword);
                     self.i += 2;
@@ -410,22 +411,39 @@ impl<'a> Lexer<'a> {
 
     /// Inside `"…"`, after the opening quote; consumes the closing one.
     fn double(&mut self) -> Result<(), LexError> {
+        self.until(b'"', Nest::Expansions)
+    }
+
+    /// Up to `close` (consumed), past what `nest` lets open on the way.
+    fn until(&mut self, close: u8, nest: Nest) -> Result<(), LexError> {
         while let Some(b) = self.at(0) {
-            match b {
-                b'\\' => self.i += 2,
-                b'"' => {
-                    self.i += 1;
-                    return Ok(());
-                }
-                b'`' => {
-                    self.i += 1;
-                    self.shell(Close::Backtick)?;
-                }
-                b'$' => self.dollar()?,
-                _ => self.i += 1,
+            if b == close {
+                self.i += 1;
+                return Ok(());
             }
+            self.nested(b, nest)?;
         }
         Err(LexError::Unterminated)
+    }
+
+    /// Past one byte of a stretch, or past what it opens: a `\` escapes the next byte, and as
+    /// `nest` allows a backtick or `$` opens its construct and a quote its string.
+    fn nested(&mut self, b: u8, nest: Nest) -> Result<(), LexError> {
+        match b {
+            b'\\' => self.i += 2,
+            b'`' if nest != Nest::Escapes => {
+                self.i += 1;
+                self.shell(Close::Backtick)?;
+            }
+            b'$' if nest != Nest::Escapes => self.dollar()?,
+            b'\'' if nest == Nest::Quotes => self.single()?,
+            b'"' if nest == Nest::Quotes => {
+                self.i += 1;
+                self.double()?;
+            }
+            _ => self.i += 1,
+        }
+        Ok(())
     }
 
     /// At a `$`: a substitution, arithmetic, a parameter expansion or a bash quote.
@@ -446,17 +464,7 @@ impl<'a> Lexer<'a> {
             (Some(b'\''), _) => {
                 self.bashisms.push(Bashism::DollarQuote);
                 self.i += 2;
-                while let Some(b) = self.at(0) {
-                    match b {
-                        b'\\' => self.i += 2,
-                        b'\'' => {
-                            self.i += 1;
-                            return Ok(());
-                        }
-                        _ => self.i += 1,
-                    }
-                }
-                Err(LexError::Unterminated)
+                self.until(b'\'', Nest::Escapes)
             }
             (Some(b'"'), _) => {
                 self.bashisms.push(Bashism::DollarQuote);
@@ -472,27 +480,7 @@ impl<'a> Lexer<'a> {
 
     /// Inside `${ … }`, after the `{`; consumes the `}`.
     fn braced(&mut self) -> Result<(), LexError> {
-        while let Some(b) = self.at(0) {
-            match b {
-                b'\\' => self.i += 2,
-                b'}' => {
-                    self.i += 1;
-                    return Ok(());
-                }
-                b'\'' => self.single()?,
-                b'"' => {
-                    self.i += 1;
-                    self.double()?;
-                }
-                b'`' => {
-                    self.i += 1;
-                    self.shell(Close::Backtick)?;
-                }
-                b'$' => self.dollar()?,
-                _ => self.i += 1,
-            }
-        }
-        Err(LexError::Unterminated)
+        self.until(b'}', Nest::Quotes)
     }
 
     /// Inside `(( … ))` or `$(( … ))`, after the opening parentheses; consumes the closing
@@ -501,7 +489,6 @@ impl<'a> Lexer<'a> {
         let mut depth = 0usize;
         while let Some(b) = self.at(0) {
             match b {
-                b'\\' => self.i += 2,
                 b'(' => {
                     depth += 1;
                     self.i += 1;
@@ -514,17 +501,7 @@ impl<'a> Lexer<'a> {
                     depth = depth.saturating_sub(1);
                     self.i += 1;
                 }
-                b'"' => {
-                    self.i += 1;
-                    self.double()?;
-                }
-                b'\'' => self.single()?,
-                b'`' => {
-                    self.i += 1;
-                    self.shell(Close::Backtick)?;
-                }
-                b'$' => self.dollar()?,
-                _ => self.i += 1,
+                _ => self.nested(b, Nest::Quotes)?,
             }
         }
         Err(LexError::Unterminated)

@@ -105,14 +105,6 @@ pub struct FileTokens {
     pub reasoning: u64,
 }
 
-#[expect(
-    clippy::trivially_copy_pass_by_ref,
-    reason = "serde's skip_serializing_if passes the field by reference"
-)]
-pub(super) fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 /// Token usage of one message in a session file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct FileUsage {

@@ -30,6 +30,11 @@ pub(super) fn parse_status(session_id: &str, s: &str) -> Result<Status> {
     })
 }
 
+/// Column `i` of `r`: a count, stored as SQLite's signed integer.
+fn count(r: &Row<'_>, i: usize) -> rusqlite::Result<u64> {
+    Ok(r.get::<_, i64>(i)? as u64)
+}
+
 pub(super) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
     let id: String = r.get(0)?;
     let status: String = r.get(8)?;
@@ -48,15 +53,15 @@ pub(super) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSu
         status,
         parent_id: r.get(9)?,
         fork_seq: r.get(10)?,
-        message_count: r.get::<_, i64>(11)? as u64,
-        token_input_total: r.get::<_, i64>(12)? as u64,
-        token_output_total: r.get::<_, i64>(13)? as u64,
+        message_count: count(r, 11)?,
+        token_input_total: count(r, 12)?,
+        token_output_total: count(r, 13)?,
         plan: PlanCounts {
-            done: r.get::<_, i64>(14)? as u64,
-            failed: r.get::<_, i64>(15)? as u64,
-            total: r.get::<_, i64>(16)? as u64,
+            done: count(r, 14)?,
+            failed: count(r, 15)?,
+            total: count(r, 16)?,
         },
-        asset_count: r.get::<_, i64>(17)? as u64,
+        asset_count: count(r, 17)?,
         subagent_of: r.get(18)?,
         source: r.get(19)?,
         branch: r.get(20)?,
@@ -84,10 +89,10 @@ pub(super) fn load_header(c: &Connection, session_id: &str) -> Result<Option<Ses
                 parent_id: r.get(8)?,
                 fork_seq: r.get(9)?,
                 conversation_key: r.get(10)?,
-                token_input_total: r.get::<_, i64>(16)? as u64,
-                token_output_total: r.get::<_, i64>(17)? as u64,
+                token_input_total: count(r, 16)?,
+                token_output_total: count(r, 17)?,
                 last_seq: r.get(18)?,
-                message_count: r.get::<_, i64>(19)? as u64,
+                message_count: count(r, 19)?,
                 subagent_of: r.get(20)?,
                 branch: r.get(26)?,
                 profile: r.get(27)?,
@@ -179,13 +184,13 @@ pub(super) fn load_messages(
                 tool_metadata: None,
                 created_at_ms: r.get(7)?,
                 usage: Usage {
-                    input_tokens: r.get::<_, i64>(8)? as u64,
-                    output_tokens: r.get::<_, i64>(9)? as u64,
+                    input_tokens: count(r, 8)?,
+                    output_tokens: count(r, 9)?,
                 },
                 extra: MessageExtra {
-                    cached_input_tokens: r.get::<_, i64>(10)? as u64,
-                    cache_write_tokens: r.get::<_, i64>(11)? as u64,
-                    reasoning_tokens: r.get::<_, i64>(12)? as u64,
+                    cached_input_tokens: count(r, 10)?,
+                    cache_write_tokens: count(r, 11)?,
+                    reasoning_tokens: count(r, 12)?,
                     injected: r.get(13)?,
                     metadata: None,
                 },

@@ -27,6 +27,7 @@ mod strict;
 mod tests;
 
 pub use llama::LlamaLike;
+pub(crate) use replies::split_n;
 pub use replies::{Piece, Reply, Stream, completion_json, usage_chunk};
 pub use request::RecordedRequest;
 pub use server::ScriptedServer;

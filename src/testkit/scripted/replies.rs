@@ -86,7 +86,7 @@ pub fn usage_chunk(input: u64, output: u64) -> Value {
 }
 
 /// Splits `s` into about `n` pieces on char boundaries (at least one piece).
-fn split_n(s: &str, n: usize) -> Vec<String> {
+pub(crate) fn split_n(s: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = s.chars().collect();
     if chars.is_empty() {
         return vec![String::new()];

@@ -16,7 +16,6 @@
 
 mod stream;
 
-use base64::Engine;
 use serde_json::{Value, json};
 
 use super::contract::Provider;
@@ -177,7 +176,7 @@ fn user_blocks(parts: &[UserPart]) -> Vec<Value> {
             UserPart::Image { mime, bytes } => Some(json!({"type": "image", "source": {
                 "type": "base64",
                 "media_type": mime,
-                "data": base64::engine::general_purpose::STANDARD.encode(bytes),
+                "data": UserPart::base64(bytes),
             }})),
             UserPart::Unavailable { asset_id, reason } => {
                 Some(json!({"type": "text", "text": UserPart::unavailable_text(asset_id, reason)}))
@@ -308,7 +307,6 @@ fn merge(mut a: Completion, b: Completion) -> Completion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::settings::OpenAiSettings;
     use crate::session::ReasoningReplay;
 
     #[test]
@@ -378,13 +376,7 @@ mod tests {
 
     #[test]
     fn an_output_schema_is_the_output_config_format() {
-        let st = ApiSettings {
-            http: OpenAiSettings::new("http://127.0.0.1:9/v1", "claude-sonnet-4-5", None),
-            reasoning_effort: None,
-            thinking_budget: 0,
-            max_output_tokens: 1000,
-            system_as_text: false,
-        };
+        let st = ApiSettings::for_test("http://127.0.0.1:9/v1", "claude-sonnet-4-5");
         let p = Anthropic::new(st).unwrap();
         let mut req = ChatRequest {
             messages: vec![ChatMessage::user_text("list")],
@@ -400,13 +392,8 @@ mod tests {
 
     #[test]
     fn the_body_has_breakpoints_system_thinking_and_replays_only_own_reasoning() {
-        let mut st = ApiSettings {
-            http: OpenAiSettings::new("http://127.0.0.1:9/v1", "claude-sonnet-4-5", None),
-            reasoning_effort: None,
-            thinking_budget: 2000,
-            max_output_tokens: 1000,
-            system_as_text: false,
-        };
+        let mut st = ApiSettings::for_test("http://127.0.0.1:9/v1", "claude-sonnet-4-5");
+        st.thinking_budget = 2000;
         st.http.max_retries = 0;
         let p = Anthropic::new(st).unwrap();
         let own = |text: &str, provider: &str, model: &str| Reasoning {
@@ -512,13 +499,7 @@ mod tests {
             paths
         });
         let settings = || {
-            let mut st = ApiSettings {
-                http: OpenAiSettings::new(&format!("http://{addr}/v1"), "smollm2", None),
-                reasoning_effort: None,
-                thinking_budget: 0,
-                max_output_tokens: 1000,
-                system_as_text: false,
-            };
+            let mut st = ApiSettings::for_test(&format!("http://{addr}/v1"), "smollm2");
             st.http.max_retries = 0;
             st
         };

@@ -323,10 +323,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn feed_all(f: &mut Fold, events: &[(&str, Value)]) -> Vec<StreamEvent> {
+    /// Feeds each event under its SSE name, which is its `type`.
+    fn feed_all(f: &mut Fold, events: &[Value]) -> Vec<StreamEvent> {
         let mut out = Vec::new();
-        for (e, v) in events {
-            out.extend(f.feed(e, &v.to_string()).unwrap());
+        for v in events {
+            out.extend(f.feed(s(v, "type"), &v.to_string()).unwrap());
         }
         out
     }
@@ -337,72 +338,33 @@ mod tests {
         let ev = feed_all(
             &mut f,
             &[
-                (
-                    "message_start",
-                    json!({"type": "message_start", "message": {"usage":
+                json!({"type": "message_start", "message": {"usage":
                     {"input_tokens": 12, "cache_creation_input_tokens": 300,
                      "cache_read_input_tokens": 4000, "output_tokens": 1}}}),
-                ),
-                ("ping", json!({"type": "ping"})),
-                (
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": 0,
+                json!({"type": "ping"}),
+                json!({"type": "content_block_start", "index": 0,
                     "content_block": {"type": "thinking", "thinking": ""}}),
-                ),
-                (
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 0,
+                json!({"type": "content_block_delta", "index": 0,
                     "delta": {"type": "thinking_delta", "thinking": "let me "}}),
-                ),
-                (
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 0,
+                json!({"type": "content_block_delta", "index": 0,
                     "delta": {"type": "thinking_delta", "thinking": "look"}}),
-                ),
-                (
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 0,
+                json!({"type": "content_block_delta", "index": 0,
                     "delta": {"type": "signature_delta", "signature": "sig=="}}),
-                ),
-                (
-                    "content_block_stop",
-                    json!({"type": "content_block_stop", "index": 0}),
-                ),
-                (
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": 1,
+                json!({"type": "content_block_stop", "index": 0}),
+                json!({"type": "content_block_start", "index": 1,
                     "content_block": {"type": "redacted_thinking", "data": "opaque"}}),
-                ),
-                (
-                    "content_block_stop",
-                    json!({"type": "content_block_stop", "index": 1}),
-                ),
-                (
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": 2,
+                json!({"type": "content_block_stop", "index": 1}),
+                json!({"type": "content_block_start", "index": 2,
                     "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file",
                         "input": {}}}),
-                ),
-                (
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 2,
+                json!({"type": "content_block_delta", "index": 2,
                     "delta": {"type": "input_json_delta", "partial_json": "{\"pa"}}),
-                ),
-                (
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 2,
+                json!({"type": "content_block_delta", "index": 2,
                     "delta": {"type": "input_json_delta", "partial_json": "th\":\"a\"}"}}),
-                ),
-                (
-                    "content_block_stop",
-                    json!({"type": "content_block_stop", "index": 2}),
-                ),
-                (
-                    "message_delta",
-                    json!({"type": "message_delta",
+                json!({"type": "content_block_stop", "index": 2}),
+                json!({"type": "message_delta",
                     "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 40}}),
-                ),
-                ("message_stop", json!({"type": "message_stop"})),
+                json!({"type": "message_stop"}),
             ],
         );
         assert!(f.is_done());
@@ -447,17 +409,11 @@ mod tests {
         feed_all(
             &mut f,
             &[
-                (
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": 0,
+                json!({"type": "content_block_start", "index": 0,
                     "content_block": {"type": "tool_use", "id": "t", "name": "grep"}}),
-                ),
-                (
-                    "message_delta",
-                    json!({"type": "message_delta",
+                json!({"type": "message_delta",
                     "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 9}}),
-                ),
-                ("message_stop", json!({"type": "message_stop"})),
+                json!({"type": "message_stop"}),
             ],
         );
         let c = f.finish(false);

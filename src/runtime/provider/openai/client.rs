@@ -25,22 +25,14 @@ impl OpenAi {
         })
     }
 
-    /// Removes the key (and anything shaped like an OpenAI key) from text shown to the user.
-    pub(super) fn redact(&self, s: &str) -> String {
-        crate::runtime::provider::transport::redact(s, self.settings.api_key.as_deref())
-    }
-
+    /// An error whose message never contains the key.
     pub(super) fn err(
         &self,
         kind: ErrorKind,
         message: String,
         partial: Option<Box<Completion>>,
     ) -> ProviderError {
-        ProviderError {
-            kind,
-            message: self.redact(&message),
-            partial,
-        }
+        ProviderError::redacted(kind, &message, self.settings.api_key.as_deref(), partial)
     }
 }
 

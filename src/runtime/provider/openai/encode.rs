@@ -6,7 +6,6 @@ use crate::runtime::provider::request::{
     ChatMessage, ChatRequest, Reasoning, ToolDef, UserPart, replays_to,
 };
 use crate::session::ToolCall;
-use base64::Engine;
 use serde_json::{Value, json};
 
 impl OpenAi {
@@ -129,9 +128,7 @@ fn user_content(parts: &[UserPart]) -> Value {
         .map(|p| match p {
             UserPart::Text(text) => json!({"type": "text", "text": text}),
             UserPart::Image { mime, bytes } => {
-                let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
-                json!({"type": "image_url",
-                    "image_url": {"url": format!("data:{mime};base64,{b64}")}})
+                json!({"type": "image_url", "image_url": {"url": UserPart::data_url(mime, bytes)}})
             }
             UserPart::Unavailable { asset_id, reason } => {
                 json!({"type": "text", "text": UserPart::unavailable_text(asset_id, reason)})

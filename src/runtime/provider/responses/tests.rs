@@ -1,18 +1,11 @@
 use super::*;
 use crate::runtime::provider::anthropic;
 use crate::runtime::provider::http::fold_wire_bytes;
-use crate::runtime::provider::settings::OpenAiSettings;
 use crate::testkit::scripted_wire::{Messages, ResponsesStream};
 
 #[test]
 fn an_output_schema_is_the_text_format() {
-    let st = ApiSettings {
-        http: OpenAiSettings::new("http://127.0.0.1:9/v1", "gpt-5", None),
-        reasoning_effort: None,
-        thinking_budget: 0,
-        max_output_tokens: 1000,
-        system_as_text: false,
-    };
+    let st = ApiSettings::for_test("http://127.0.0.1:9/v1", "gpt-5");
     let p = Responses::new(st).unwrap();
     let mut req = ChatRequest {
         messages: vec![ChatMessage::user_text("list")],
@@ -161,15 +154,8 @@ fn a_completed_reply_that_used_the_whole_limit_is_cut() {
 
 #[test]
 fn max_tokens_is_sent_as_max_output_tokens() {
-    let mut http = OpenAiSettings::new("http://127.0.0.1:9/v1", "smollm2", None);
-    http.max_tokens = Some(8);
-    let st = ApiSettings {
-        http,
-        reasoning_effort: None,
-        thinking_budget: 0,
-        max_output_tokens: 1000,
-        system_as_text: false,
-    };
+    let mut st = ApiSettings::for_test("http://127.0.0.1:9/v1", "smollm2");
+    st.http.max_tokens = Some(8);
     let p = Responses::new(st).unwrap();
     let b = p.body(&ChatRequest {
         system: String::new(),
@@ -184,13 +170,8 @@ fn max_tokens_is_sent_as_max_output_tokens() {
 
 #[test]
 fn the_body_is_stateless_with_cache_key_and_own_reasoning_replayed() {
-    let mut st = ApiSettings {
-        http: OpenAiSettings::new("http://127.0.0.1:9/v1", "gpt-5", None),
-        reasoning_effort: Some("high".into()),
-        thinking_budget: 0,
-        max_output_tokens: 1000,
-        system_as_text: false,
-    };
+    let mut st = ApiSettings::for_test("http://127.0.0.1:9/v1", "gpt-5");
+    st.reasoning_effort = Some("high".into());
     st.http.max_retries = 0;
     let p = Responses::new(st).unwrap();
     let item = |provider: &str| Reasoning {
