@@ -113,25 +113,15 @@ impl Profiles {
                 continue;
             }
             for path in md_files(&dir) {
-                match read_profile(&path, origin) {
-                    Ok(mut p) => {
-                        if origin != Origin::Home && !trusted {
-                            p.in_use = false;
-                            p.note = Some(
-                                "not used: the workspace is not trusted (`neocode trust`)".into(),
-                            );
-                        }
-                        if p.in_use && out.all.iter().any(|q| q.in_use && q.name == p.name) {
-                            p.in_use = false;
-                            p.note = Some("not used: an earlier profile has this name".into());
-                        }
-                        out.all.push(p);
+                let read = read_profile(&path, origin).map(|mut p| {
+                    if origin != Origin::Home && !trusted {
+                        p.in_use = false;
+                        p.note =
+                            Some("not used: the workspace is not trusted (`neocode trust`)".into());
                     }
-                    Err(e) => out.skipped.push(Skipped {
-                        path,
-                        reason: e.to_string(),
-                    }),
-                }
+                    p
+                });
+                out.add(path, read);
             }
         }
         out.add_plugins(home);
@@ -150,24 +140,33 @@ impl Profiles {
                     .unwrap_or_default();
                 let read = std::fs::read_to_string(&path)
                     .map_err(|e| FileError::Read(crate::session::io_error(&e)).into())
-                    .and_then(|text| parse_profile_named(&text, Some(&stem)));
-                match read {
-                    Ok(mut p) => {
+                    .and_then(|text| parse_profile_named(&text, Some(&stem)))
+                    .map(|mut p| {
                         p.name = format!("{}:{}", plugin.name, p.name);
-                        p.path = path;
+                        p.path.clone_from(&path);
                         p.origin = Origin::Plugin;
-                        if self.all.iter().any(|q| q.in_use && q.name == p.name) {
-                            p.in_use = false;
-                            p.note = Some("not used: an earlier profile has this name".into());
-                        }
-                        self.all.push(p);
-                    }
-                    Err(e) => self.skipped.push(Skipped {
-                        path,
-                        reason: e.to_string(),
-                    }),
-                }
+                        p
+                    });
+                self.add(path, read);
             }
+        }
+    }
+
+    /// Adds what the file `path` reads as: a profile (not used when one in use before it has
+    /// its name), or why it is none.
+    fn add(&mut self, path: PathBuf, read: Result<Profile, ProfileError>) {
+        match read {
+            Ok(mut p) => {
+                if p.in_use && self.all.iter().any(|q| q.in_use && q.name == p.name) {
+                    p.in_use = false;
+                    p.note = Some("not used: an earlier profile has this name".into());
+                }
+                self.all.push(p);
+            }
+            Err(e) => self.skipped.push(Skipped {
+                path,
+                reason: e.to_string(),
+            }),
         }
     }
 
