@@ -55,38 +55,19 @@ impl Sessions {
             match self.store().load_header(id) {
                 Ok(h) => return Ok(Decision::Continue(h.id)),
                 Err(StoreError::NotFound { .. }) => {
-                    if let Some(found) = self.recover(req)? {
-                        return Ok(Decision::Recovered {
-                            session_id: found,
-                            reason: "session_not_found",
-                        });
+                    if let Some(found) = self.recovered(req, "session_not_found")? {
+                        return Ok(found);
                     }
-                    // Listed before the new session exists: it is not one the caller meant.
-                    let recent = self.recent(5)?;
-                    let created = self.new_session(new)?;
-                    return Ok(Decision::NewWithWarning {
-                        session_id: created.id,
-                        warning: WarningCode::SessionNotFoundStartingNew,
-                        recent,
-                    });
+                    return self.new_with_warning(new, WarningCode::SessionNotFoundStartingNew);
                 }
                 Err(e) => return Err(e),
             }
         }
-        if let Some(found) = self.recover(req)? {
-            return Ok(Decision::Recovered {
-                session_id: found,
-                reason: "session_id_missing",
-            });
+        if let Some(found) = self.recovered(req, "session_id_missing")? {
+            return Ok(found);
         }
         if req.has_continuation {
-            let recent = self.recent(5)?;
-            let created = self.new_session(new)?;
-            return Ok(Decision::NewWithWarning {
-                session_id: created.id,
-                warning: WarningCode::SessionIdMissingStartingFresh,
-                recent,
-            });
+            return self.new_with_warning(new, WarningCode::SessionIdMissingStartingFresh);
         }
         Ok(Decision::New(self.new_session(new)?.id))
     }
@@ -107,11 +88,28 @@ impl Sessions {
         Ok(fork)
     }
 
-    fn recover(&self, req: &SessionRequest) -> Result<Option<String>> {
-        match req.conversation_key.as_deref() {
-            Some(k) if !k.is_empty() => Ok(self.store().find_by_conversation_key(k)?.map(|s| s.id)),
-            _ => Ok(None),
-        }
+    /// The session the conversation key finds, recovered for `reason`.
+    fn recovered(&self, req: &SessionRequest, reason: &'static str) -> Result<Option<Decision>> {
+        let found = match req.conversation_key.as_deref() {
+            Some(k) if !k.is_empty() => self.store().find_by_conversation_key(k)?,
+            _ => None,
+        };
+        Ok(found.map(|s| Decision::Recovered {
+            session_id: s.id,
+            reason,
+        }))
+    }
+
+    /// A new session, with `warning` and the recent sessions the caller may have meant
+    /// (listed before the new session exists: it is not one the caller meant).
+    fn new_with_warning(&self, new: NewSession, warning: WarningCode) -> Result<Decision> {
+        let recent = self.recent(5)?;
+        let created = self.new_session(new)?;
+        Ok(Decision::NewWithWarning {
+            session_id: created.id,
+            warning,
+            recent,
+        })
     }
 
     fn recent(&self, n: usize) -> Result<Vec<(String, String)>> {

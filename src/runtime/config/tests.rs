@@ -11,10 +11,22 @@ fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     move |k| v.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
 }
 
+/// A home whose `config.toml` is `text`.
+fn home_with(text: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), text).unwrap();
+    home
+}
+
+/// The settings of `home` under `env`, without flags.
+fn load(home: &tempfile::TempDir, env: &dyn Fn(&str) -> Option<String>) -> Settings {
+    Settings::load_with(home.path(), &Overrides::default(), env).unwrap()
+}
+
 #[test]
 fn openai_without_a_provider_is_the_missing_error_in_words() {
     let home = tempfile::tempdir().unwrap();
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap();
+    let s = load(&home, &env_of(&[]));
     let ProviderStatus::Missing(why) = s.provider_status() else {
         panic!("a provider is configured");
     };
@@ -27,7 +39,7 @@ fn openai_without_a_provider_is_the_missing_error_in_words() {
 #[test]
 fn first_use_writes_a_commented_default_and_says_what_to_set() {
     let home = tempfile::tempdir().unwrap();
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap();
+    let s = load(&home, &env_of(&[]));
     let text = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
     assert_eq!(text, DEFAULT_CONFIG);
     match s.provider_status() {
@@ -45,14 +57,11 @@ fn first_use_writes_a_commented_default_and_says_what_to_set() {
 
 #[test]
 fn env_overrides_file_and_flags_override_env() {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
+    let home = home_with(
         "[provider]\nbase_url = \"http://file/v1\"\nmodel = \"file-model\"\n[limits]\nmax_turns = 7\n",
-    )
-    .unwrap();
+    );
     let env = env_of(&[("NEOCODE_MODEL", "env-model"), ("OPENAI_API_KEY", "sk-x")]);
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+    let s = load(&home, &env);
     assert_eq!(
         s.provider_status(),
         ProviderStatus::Ready {
@@ -81,7 +90,7 @@ fn env_overrides_file_and_flags_override_env() {
 fn key_alone_means_openai_but_model_is_still_required() {
     let home = tempfile::tempdir().unwrap();
     let env = env_of(&[("NEOCODE_API_KEY", "k")]);
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+    let s = load(&home, &env);
     match s.provider_status() {
         ProviderStatus::Missing(m) => assert!(m.starts_with("no model configured"), "{m}"),
         other => panic!("{other:?}"),
@@ -97,7 +106,7 @@ fn the_api_picks_its_key_variable_and_base_url() {
         ("OPENAI_API_KEY", "oa-k"),
         ("NEOCODE_MODEL", "claude-sonnet-4-5"),
     ]);
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+    let s = load(&home, &env);
     assert_eq!(s.api, Api::Anthropic);
     assert_eq!(s.key_source().as_deref(), Some("ANTHROPIC_API_KEY"));
     let w = s.wire().unwrap();
@@ -114,21 +123,18 @@ fn the_api_picks_its_key_variable_and_base_url() {
     assert_eq!(s.wire().unwrap().http.api_key.as_deref(), Some("oa-k"));
     // Without a key, api.anthropic.com is not assumed.
     let env = env_of(&[("NEOCODE_API", "anthropic"), ("NEOCODE_MODEL", "m")]);
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+    let s = load(&home, &env);
     assert!(matches!(s.provider_status(), ProviderStatus::Missing(_)));
 }
 
 #[test]
 fn a_profile_overlays_provider_and_an_unknown_one_is_named() {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
+    let home = home_with(
         "[provider]\nmodel = \"local\"\nbase_url = \"http://localhost:8080/v1\"\nmax_retries = 1\n\
          [providers.claude]\napi = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"https://api.anthropic.com/v1\"\n",
-    )
-    .unwrap();
+    );
     let env = env_of(&[("NEOCODE_PROVIDER", "claude"), ("ANTHROPIC_API_KEY", "k")]);
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+    let s = load(&home, &env);
     assert_eq!(s.api, Api::Anthropic);
     assert_eq!(s.profile.as_deref(), Some("claude"));
     assert_eq!(s.model.as_deref(), Some("claude-sonnet-4-5"));
@@ -148,7 +154,7 @@ fn a_profile_overlays_provider_and_an_unknown_one_is_named() {
         "{e}"
     );
     // Without a choice, [provider] alone applies.
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap();
+    let s = load(&home, &env_of(&[]));
     assert_eq!((s.api, s.model.as_deref()), (Api::Chat, Some("local")));
 }
 
@@ -168,20 +174,16 @@ fn a_model_may_name_its_api() {
         ("NEOCODE_MODEL", "responses:gpt-5"),
         ("OPENAI_API_KEY", "k"),
     ]);
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+    let s = load(&home, &env);
     assert_eq!((s.api, s.model.as_deref()), (Api::Responses, Some("gpt-5")));
 }
 
 #[test]
 fn api_key_env_names_the_variable_and_a_bad_api_is_named() {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[provider]\napi = \"responses\"\napi_key_env = \"MY_KEY\"\nmodel = \"gpt-5\"\n",
-    )
-    .unwrap();
+    let home =
+        home_with("[provider]\napi = \"responses\"\napi_key_env = \"MY_KEY\"\nmodel = \"gpt-5\"\n");
     let env = env_of(&[("MY_KEY", "mine"), ("OPENAI_API_KEY", "not-this")]);
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+    let s = load(&home, &env);
     assert_eq!(s.wire().unwrap().http.api_key.as_deref(), Some("mine"));
     assert_eq!(s.key_source().as_deref(), Some("MY_KEY"));
     let env = env_of(&[("NEOCODE_API", "gemini")]);
@@ -219,13 +221,10 @@ fn bad_file_is_one_clear_error() {
 /// source wins over `NEOCODE_API_KEY` (another server's key); flags still win over it.
 #[test]
 fn an_explicit_profile_wins_over_the_environment() {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
+    let home = home_with(
         "[providers.err]\nbase_url = \"http://127.0.0.1:9999/v1\"\nmodel = \"err-model\"\n\
          api_key_env = \"ERR_KEY\"\n[providers.bare]\nmax_retries = 7\n",
-    )
-    .unwrap();
+    );
     let env = env_of(&[
         ("NEOCODE_BASE_URL", "http://127.0.0.1:1111/v1"),
         ("NEOCODE_MODEL", "env-model"),
@@ -253,6 +252,6 @@ fn an_explicit_profile_wins_over_the_environment() {
     };
     let s = Settings::load_with(home.path(), &flags, &env).unwrap();
     assert_eq!(s.model.as_deref(), Some("flag-model"));
-    let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+    let s = load(&home, &env);
     assert_eq!(s.model.as_deref(), Some("env-model"));
 }

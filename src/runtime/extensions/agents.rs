@@ -19,13 +19,13 @@ use serde_json::{Value, json};
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::provider::ToolDef;
 
+pub(crate) use super::front_matter::Skipped;
+use super::front_matter::{FileError, read_capped};
+
 /// The tool that starts a sub-agent.
 pub(crate) const TASK: &str = "task";
 /// The tool that waits for a background sub-agent.
 pub(crate) const TASK_WAIT: &str = "task_wait";
-
-/// A profile file larger than this is not read.
-const MAX_BYTES: u64 = 256 * 1024;
 
 /// Where a profile was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,13 +73,6 @@ pub(crate) struct Profile {
     pub note: Option<String>,
 }
 
-/// A profile file that could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Skipped {
-    pub path: PathBuf,
-    pub reason: String,
-}
-
 /// Every profile found, in use or not.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Profiles {
@@ -91,10 +84,8 @@ pub(crate) struct Profiles {
 /// A profile that cannot be read as one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum ProfileError {
-    #[error("cannot read: {0}")]
-    Read(String),
-    #[error("larger than {MAX_BYTES} bytes")]
-    TooLarge,
+    #[error(transparent)]
+    File(#[from] FileError),
     #[error("no front matter (the file must start with a `---` line and close it with another)")]
     NoFrontMatter,
     #[error("{0}")]
@@ -122,25 +113,15 @@ impl Profiles {
                 continue;
             }
             for path in md_files(&dir) {
-                match read_profile(&path, origin) {
-                    Ok(mut p) => {
-                        if origin != Origin::Home && !trusted {
-                            p.in_use = false;
-                            p.note = Some(
-                                "not used: the workspace is not trusted (`neocode trust`)".into(),
-                            );
-                        }
-                        if p.in_use && out.all.iter().any(|q| q.in_use && q.name == p.name) {
-                            p.in_use = false;
-                            p.note = Some("not used: an earlier profile has this name".into());
-                        }
-                        out.all.push(p);
+                let read = read_profile(&path, origin).map(|mut p| {
+                    if origin != Origin::Home && !trusted {
+                        p.in_use = false;
+                        p.note =
+                            Some("not used: the workspace is not trusted (`neocode trust`)".into());
                     }
-                    Err(e) => out.skipped.push(Skipped {
-                        path,
-                        reason: e.to_string(),
-                    }),
-                }
+                    p
+                });
+                out.add(path, read);
             }
         }
         out.add_plugins(home);
@@ -158,25 +139,34 @@ impl Profiles {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 let read = std::fs::read_to_string(&path)
-                    .map_err(|e| ProfileError::Read(crate::session::io_error(&e)))
-                    .and_then(|text| parse_profile_named(&text, Some(&stem)));
-                match read {
-                    Ok(mut p) => {
+                    .map_err(|e| FileError::Read(crate::session::io_error(&e)).into())
+                    .and_then(|text| parse_profile_named(&text, Some(&stem)))
+                    .map(|mut p| {
                         p.name = format!("{}:{}", plugin.name, p.name);
-                        p.path = path;
+                        p.path.clone_from(&path);
                         p.origin = Origin::Plugin;
-                        if self.all.iter().any(|q| q.in_use && q.name == p.name) {
-                            p.in_use = false;
-                            p.note = Some("not used: an earlier profile has this name".into());
-                        }
-                        self.all.push(p);
-                    }
-                    Err(e) => self.skipped.push(Skipped {
-                        path,
-                        reason: e.to_string(),
-                    }),
-                }
+                        p
+                    });
+                self.add(path, read);
             }
+        }
+    }
+
+    /// Adds what the file `path` reads as: a profile (not used when one in use before it has
+    /// its name), or why it is none.
+    fn add(&mut self, path: PathBuf, read: Result<Profile, ProfileError>) {
+        match read {
+            Ok(mut p) => {
+                if p.in_use && self.all.iter().any(|q| q.in_use && q.name == p.name) {
+                    p.in_use = false;
+                    p.note = Some("not used: an earlier profile has this name".into());
+                }
+                self.all.push(p);
+            }
+            Err(e) => self.skipped.push(Skipped {
+                path,
+                reason: e.to_string(),
+            }),
         }
     }
 
@@ -217,14 +207,7 @@ fn md_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn read_profile(path: &Path, origin: Origin) -> Result<Profile, ProfileError> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| ProfileError::Read(crate::session::io_error(&e)))?
-        .len();
-    if size > MAX_BYTES {
-        return Err(ProfileError::TooLarge);
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ProfileError::Read(crate::session::io_error(&e)))?;
+    let text = read_capped(path, |p| std::fs::read_to_string(p))?;
     let mut p = parse_profile(&text)?;
     p.path = path.to_path_buf();
     p.origin = origin;

@@ -15,10 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::front_matter::{self, Document, FrontMatterError};
+use super::front_matter::{self, Document, FileError, FrontMatterError, read_capped};
 
-/// A command file larger than this is not read.
-const MAX_BYTES: u64 = 256 * 1024;
 /// Folders below a commands folder that are entered (`a/b/c.md` is `/a:b:c`).
 const MAX_DEPTH: usize = 4;
 /// Characters of a description taken from the body's first line.
@@ -86,10 +84,8 @@ pub struct CustomCommands {
 /// A command file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum CommandError {
-    #[error("cannot read: {0}")]
-    Read(String),
-    #[error("larger than {MAX_BYTES} bytes")]
-    TooLarge,
+    #[error(transparent)]
+    File(#[from] FileError),
     #[error("not UTF-8 text")]
     NotUtf8,
     #[error("{0}")]
@@ -234,14 +230,7 @@ fn read_command(
     {
         return Err(CommandError::BadName(name));
     }
-    let size = std::fs::metadata(path)
-        .map_err(|e| CommandError::Read(crate::session::io_error(&e)))?
-        .len();
-    if size > MAX_BYTES {
-        return Err(CommandError::TooLarge);
-    }
-    let bytes =
-        std::fs::read(path).map_err(|e| CommandError::Read(crate::session::io_error(&e)))?;
+    let bytes = read_capped(path, |p| std::fs::read(p))?;
     let text = String::from_utf8(bytes).map_err(|_| CommandError::NotUtf8)?;
     let mut c = parse_command(&text)?;
     c.name = name;

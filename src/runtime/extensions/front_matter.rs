@@ -1,6 +1,60 @@
 //! The front matter of the Markdown files neocode reads as settings (skills, agent profiles,
 //! custom slash commands): a `---` line, YAML-like `key: value` lines, a closing `---` line,
 //! then the body. One reader for all of them, so a file means the same thing everywhere.
+//! Beside it, what their loaders share: the size-capped read of a file and the record of a
+//! file left out (with the instruction files), reported once per process.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+/// Bytes of an agent profile or a custom command read at most.
+pub(crate) const MAX_BYTES: u64 = 256 * 1024;
+
+/// Why a settings file cannot be read (one line, said with the file's path).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FileError {
+    #[error("cannot read: {0}")]
+    Read(String),
+    #[error("larger than {MAX_BYTES} bytes")]
+    TooLarge,
+}
+
+/// `read(path)` when the file is at most [`MAX_BYTES`] long.
+pub(crate) fn read_capped<T>(
+    path: &Path,
+    read: impl FnOnce(&Path) -> std::io::Result<T>,
+) -> Result<T, FileError> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| FileError::Read(crate::session::io_error(&e)))?
+        .len();
+    if size > MAX_BYTES {
+        return Err(FileError::TooLarge);
+    }
+    read(path).map_err(|e| FileError::Read(crate::session::io_error(&e)))
+}
+
+/// A file left out (a profile, a skill, an instruction file), and why in words.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// Those of `skipped` not yet in `reported`, which then holds them: a file left out is
+/// reported once by a process, not on every turn that finds it again.
+pub(crate) fn unreported(
+    reported: &Mutex<Option<HashSet<Skipped>>>,
+    skipped: &[Skipped],
+) -> Vec<Skipped> {
+    let mut g = reported.lock().unwrap_or_else(PoisonError::into_inner);
+    let set = g.get_or_insert_with(HashSet::new);
+    skipped
+        .iter()
+        .filter(|s| set.insert((*s).clone()))
+        .cloned()
+        .collect()
+}
 
 /// Why a file's front matter cannot be read (one line, said with the file's path).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -233,12 +233,13 @@ impl Extensions {
                 format!("skipped {}: {}", p.path.display(), p.reason),
             );
         }
-        for (path, why) in ctx.instructions.unreported_skips() {
+        for s in ctx.instructions.unreported_skips() {
             warn(
                 WarningCode::InstructionsSkipped,
                 format!(
-                    "skipped {}: {why}",
-                    project_context::instructions::display_path(&path, &self.root)
+                    "skipped {}: {}",
+                    project_context::instructions::display_path(&s.path, &self.root),
+                    s.reason
                 ),
             );
         }

@@ -16,8 +16,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::runtime::policy::file_error::FileError;
 use crate::runtime::policy::hooks::{
-    HookEvent, HookOutcome, HookPayload, HookRun, Hooks, HooksError, PermissionDecision,
+    HookEvent, HookOutcome, HookPayload, HookRun, Hooks, PermissionDecision,
 };
 use crate::runtime::policy::permissions::{
     self, List, RuleRef, Rules, RulesError, SESSION_SOURCE, Verdict,
@@ -49,12 +50,9 @@ pub struct Loaded {
 /// Why the rules and hooks of a turn could not be read: one line naming the file and line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GateError {
-    /// A rule file is malformed.
+    /// A rule file or a hooks file is malformed.
     #[error("{0}")]
-    Rules(#[from] RulesError),
-    /// A hooks file is malformed.
-    #[error("{0}")]
-    Hooks(#[from] HooksError),
+    File(#[from] FileError),
 }
 
 /// Why the rules of an "always" answer were not kept.

@@ -563,40 +563,32 @@ pub(crate) fn write_atomic(
 /// [`write_atomic`] would replace even a read-only file): an open for writing, without
 /// truncating, closed at once.
 pub(crate) fn check_writable(dir: &OwnedFd, name: &str) -> io::Result<()> {
+    open_one(dir, name, libc::O_WRONLY).map(drop)
+}
+
+/// Opens the file `name` of the folder `dir` for reading without following a symlink and
+/// without blocking on a FIFO.
+pub(crate) fn open_in(dir: &OwnedFd, name: &str) -> io::Result<std::fs::File> {
+    open_one(dir, name, libc::O_RDONLY).map(std::fs::File::from)
+}
+
+/// Opens the file `name` of the folder `dir` with `access` (`O_RDONLY`, `O_WRONLY`), never
+/// following a symlink nor blocking on a FIFO, and never truncating.
+fn open_one(dir: &OwnedFd, name: &str, access: libc::c_int) -> io::Result<OwnedFd> {
     let c = cstr(name.as_bytes())?;
     // SAFETY: `dir` is an open folder descriptor, `c` one component; nothing is written.
     let fd = unsafe {
         libc::openat(
             dir.as_raw_fd(),
             c.as_ptr(),
-            libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            access | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
         )
     };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: fresh descriptor, closed on drop.
-    drop(unsafe { OwnedFd::from_raw_fd(fd) });
-    Ok(())
-}
-
-/// Opens the file `name` of the folder `dir` for reading without following a symlink and
-/// without blocking on a FIFO.
-pub(crate) fn open_in(dir: &OwnedFd, name: &str) -> io::Result<std::fs::File> {
-    let c = cstr(name.as_bytes())?;
-    // SAFETY: `dir` is an open folder descriptor, `c` one component.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fresh descriptor.
-    Ok(std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// Where a walker (list_dir, grep) starts: the already opened folder `start` through

@@ -158,35 +158,23 @@ impl HelperArgs {
                 Some("--root") => a.root = Some(value("--root")?.into()),
                 Some("--tmp") => a.tmp = Some(value("--tmp")?.into()),
                 Some("--home") => a.home = Some(value("--home")?.into()),
-                Some("--target-abi") => {
-                    let v = value("--target-abi")?;
-                    a.target_abi = Some(
-                        v.to_str()
-                            .and_then(|v| v.parse().ok())
-                            .ok_or(HelperArgsError::Value("--target-abi"))?,
-                    );
-                }
-                Some("--gate-fd") => {
-                    let v = value("--gate-fd")?;
-                    a.gate_fd = Some(
-                        v.to_str()
-                            .and_then(|v| v.parse().ok())
-                            .ok_or(HelperArgsError::Value("--gate-fd"))?,
-                    );
-                }
-                Some("--parent") => {
-                    let v = value("--parent")?;
-                    a.parent = Some(
-                        v.to_str()
-                            .and_then(|v| v.parse().ok())
-                            .ok_or(HelperArgsError::Value("--parent"))?,
-                    );
-                }
+                Some("--target-abi") => a.target_abi = Some(number(it.next(), "--target-abi")?),
+                Some("--gate-fd") => a.gate_fd = Some(number(it.next(), "--gate-fd")?),
+                Some("--parent") => a.parent = Some(number(it.next(), "--parent")?),
                 _ => return Err(HelperArgsError::Unknown(arg.to_string_lossy().into_owned())),
             }
         }
         Ok(a)
     }
+}
+
+/// The whole number given as the value of option `name`.
+fn number(value: Option<OsString>, name: &'static str) -> Result<i32, HelperArgsError> {
+    value
+        .as_deref()
+        .and_then(std::ffi::OsStr::to_str)
+        .and_then(|v| v.parse().ok())
+        .ok_or(HelperArgsError::Value(name))
 }
 
 /// Runs the helper: confines the command (namespaces, or the fallback), runs it and waits, or

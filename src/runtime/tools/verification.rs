@@ -511,41 +511,32 @@ mod tests {
 
     #[test]
     fn known_checks_are_classified_with_their_level() {
-        let c = classify;
-        assert_eq!(c("cargo test"), Some((Kind::Test, Level::Full, false)));
-        assert_eq!(
-            c("cargo test -p core parse::"),
-            Some((Kind::Test, Level::Focused, false))
-        );
-        assert_eq!(
-            c("NONOKA_VERIFY=focused pytest -q"),
-            Some((Kind::Test, Level::Focused, false))
-        );
-        assert_eq!(
-            c("cd app && timeout 60 python3 -m pytest tests/test_a.py"),
-            Some((Kind::Test, Level::Focused, false))
-        );
-        assert_eq!(
-            c("pytest -q | tail -20"),
-            Some((Kind::Test, Level::Full, true))
-        );
-        assert_eq!(c("npm run lint"), Some((Kind::Lint, Level::Full, false)));
-        assert_eq!(
-            c("npx tsc --noEmit"),
-            Some((Kind::Typecheck, Level::Full, false))
-        );
-        assert_eq!(
-            c("cargo clippy --all-targets"),
-            Some((Kind::Lint, Level::Full, false))
-        );
-        assert_eq!(
-            c("go build ./..."),
-            Some((Kind::Build, Level::Focused, false))
-        );
-        assert_eq!(c("make"), Some((Kind::Build, Level::Full, false)));
-        assert_eq!(c("ls -la"), None);
-        assert_eq!(c("echo 'cargo test'"), None);
-        assert_eq!(c("cargo run"), None);
+        use Kind::{Build, Lint, Test, Typecheck};
+        use Level::{Focused, Full};
+        let cases = [
+            ("cargo test", Some((Test, Full, false))),
+            ("cargo test -p core parse::", Some((Test, Focused, false))),
+            (
+                "NONOKA_VERIFY=focused pytest -q",
+                Some((Test, Focused, false)),
+            ),
+            (
+                "cd app && timeout 60 python3 -m pytest tests/test_a.py",
+                Some((Test, Focused, false)),
+            ),
+            ("pytest -q | tail -20", Some((Test, Full, true))),
+            ("npm run lint", Some((Lint, Full, false))),
+            ("npx tsc --noEmit", Some((Typecheck, Full, false))),
+            ("cargo clippy --all-targets", Some((Lint, Full, false))),
+            ("go build ./...", Some((Build, Focused, false))),
+            ("make", Some((Build, Full, false))),
+            ("ls -la", None),
+            ("echo 'cargo test'", None),
+            ("cargo run", None),
+        ];
+        for (command, want) in cases {
+            assert_eq!(classify(command), want, "{command}");
+        }
     }
 
     #[test]

@@ -412,15 +412,19 @@ mod tests {
         assert!(ok, "{script}");
     }
 
-    #[test]
-    fn a_worktree_is_made_committed_to_and_removed() {
+    /// A folder holding `repo`, a repository that `script` (run in it) made.
+    fn repo_after(script: &str) -> (tempfile::TempDir, PathBuf) {
         let t = tempfile::tempdir().unwrap();
         let repo = t.path().join("repo");
         std::fs::create_dir(&repo).unwrap();
-        sh(
-            &repo,
-            "git init -q && echo a > a.txt && git add a.txt && git commit -qm one",
-        );
+        sh(&repo, script);
+        (t, repo)
+    }
+
+    #[test]
+    fn a_worktree_is_made_committed_to_and_removed() {
+        let (t, repo) =
+            repo_after("git init -q && echo a > a.txt && git add a.txt && git commit -qm one");
         let wt = create(&repo, &t.path().join("wts"), "x1", "neocode/task-x1").unwrap();
         assert!(wt.path.join("a.txt").is_file());
         assert_eq!(wt.commit("nothing").unwrap(), None);
@@ -484,11 +488,7 @@ mod tests {
     }
     #[test]
     fn a_snapshot_carries_uncommitted_changes_and_diffs_apply_or_conflict() {
-        let t = tempfile::tempdir().unwrap();
-        let repo = t.path().join("repo");
-        std::fs::create_dir(&repo).unwrap();
-        sh(
-            &repo,
+        let (t, repo) = repo_after(
             "git init -q && printf 'one\\ntwo\\n' > a.txt && git add a.txt && git commit -qm one",
         );
         assert!(has_commit(&repo));

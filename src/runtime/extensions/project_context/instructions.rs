@@ -5,9 +5,10 @@
 
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use super::beneath;
+use crate::runtime::extensions::front_matter::{self, Skipped};
 use crate::runtime::policy::permissions::Rules;
 
 /// Bytes of instructions kept in the system prompt, over all files (Codex keeps 32 KiB too).
@@ -59,7 +60,7 @@ pub(crate) struct Instructions {
     /// Files that exist but could not be read, with the reason (shown as warnings).
     pub unreadable: Vec<(PathBuf, String)>,
     /// Workspace files left out, with why: a link out of the workspace, a read denial.
-    pub skipped: Vec<(PathBuf, String)>,
+    pub skipped: Vec<Skipped>,
 }
 
 impl Instructions {
@@ -101,7 +102,10 @@ impl Instructions {
                     Ok(None) => continue,
                     Ok(Some(c)) => left -= out.push(path, Scope::Project, &c.bytes, c.size, left),
                     Err(beneath::Skip::Unreadable(e)) => out.unreadable.push((path, e)),
-                    Err(skip) => out.skipped.push((path, skip.to_string())),
+                    Err(skip) => out.skipped.push(Skipped {
+                        path,
+                        reason: skip.to_string(),
+                    }),
                 }
                 break;
             }
@@ -127,15 +131,9 @@ impl Instructions {
 
     /// Skipped files not yet reported by this process (each is reported once, not on every
     /// turn that finds it again).
-    pub(crate) fn unreported_skips(&self) -> Vec<(PathBuf, String)> {
-        static REPORTED: Mutex<Option<HashSet<(PathBuf, String)>>> = Mutex::new(None);
-        let mut g = REPORTED.lock().unwrap_or_else(PoisonError::into_inner);
-        let set = g.get_or_insert_with(HashSet::new);
-        self.skipped
-            .iter()
-            .filter(|s| set.insert((*s).clone()))
-            .cloned()
-            .collect()
+    pub(crate) fn unreported_skips(&self) -> Vec<Skipped> {
+        static REPORTED: Mutex<Option<HashSet<Skipped>>> = Mutex::new(None);
+        front_matter::unreported(&REPORTED, &self.skipped)
     }
 
     /// Whether any file entered the context.

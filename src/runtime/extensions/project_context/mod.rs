@@ -116,25 +116,29 @@ impl ProjectContext {
             .filter(|a| self.skills.get(&a.name).is_none())
             .map(|a| a.name.clone())
             .collect();
-        let problems =
-            self.skills
-                .problems
-                .iter()
-                .map(|p| format!("{}: {}", p.path.display(), p.reason))
-                .chain(
-                    self.instructions
-                        .unreadable
-                        .iter()
-                        .map(|(p, e)| format!("{}: {e}", p.display())),
+        let problems = self
+            .skills
+            .problems
+            .iter()
+            .map(|p| format!("{}: {}", p.path.display(), p.reason))
+            .chain(
+                self.instructions
+                    .unreadable
+                    .iter()
+                    .map(|(p, e)| format!("{}: {e}", p.display())),
+            )
+            .chain(self.instructions.skipped.iter().map(|s| {
+                format!(
+                    "{}: skipped: {}",
+                    instructions::display_path(&s.path, root),
+                    s.reason
                 )
-                .chain(self.instructions.skipped.iter().map(|(p, why)| {
-                    format!("{}: skipped: {why}", instructions::display_path(p, root))
-                }))
-                .chain(self.skills.workspace_left_out.as_ref().map(|_| {
-                    ".neocode/skills/: left out, the workspace is not trusted (see `neocode trust`)"
-                        .to_string()
-                }))
-                .collect();
+            }))
+            .chain(self.skills.workspace_left_out.as_ref().map(|_| {
+                ".neocode/skills/: left out, the workspace is not trusted (see `neocode trust`)"
+                    .to_string()
+            }))
+            .collect();
         ContextReport {
             instructions,
             skills,

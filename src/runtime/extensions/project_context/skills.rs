@@ -7,12 +7,12 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
 use crate::runtime::Sessions;
-use crate::runtime::extensions::front_matter;
+use crate::runtime::extensions::front_matter::{self, Skipped};
 use crate::runtime::tools::{ToolContext, ToolKind, ToolOutput, ToolSpec};
 use crate::session::{StateUpdate, now_ms};
 
@@ -62,22 +62,13 @@ pub struct Skill {
     pub files: Vec<String>,
 }
 
-/// A `SKILL.md` that could not be used.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SkillProblem {
-    /// The file.
-    pub path: PathBuf,
-    /// Why, in words.
-    pub reason: String,
-}
-
 /// The skills a workspace can use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Skills {
     /// Usable skills, workspace ones first, each group sorted by name.
     pub skills: Vec<Skill>,
     /// Files skipped as malformed.
-    pub problems: Vec<SkillProblem>,
+    pub problems: Vec<Skipped>,
     /// Why the workspace's skills were left out (it is not trusted), when they were.
     pub workspace_left_out: Option<String>,
 }
@@ -148,7 +139,7 @@ impl Skills {
                         self.skills.push(skill);
                     }
                 }
-                Err(e) => self.problems.push(SkillProblem {
+                Err(e) => self.problems.push(Skipped {
                     path,
                     reason: e.to_string(),
                 }),
@@ -163,15 +154,9 @@ impl Skills {
 
     /// Problems not yet reported by this process: a malformed file is reported once, not on
     /// every turn that rediscovers it.
-    pub(crate) fn unreported_problems(&self) -> Vec<SkillProblem> {
-        static REPORTED: Mutex<Option<HashSet<SkillProblem>>> = Mutex::new(None);
-        let mut g = REPORTED.lock().unwrap_or_else(PoisonError::into_inner);
-        let set = g.get_or_insert_with(HashSet::new);
-        self.problems
-            .iter()
-            .filter(|p| set.insert((*p).clone()))
-            .cloned()
-            .collect()
+    pub(crate) fn unreported_problems(&self) -> Vec<Skipped> {
+        static REPORTED: Mutex<Option<HashSet<Skipped>>> = Mutex::new(None);
+        front_matter::unreported(&REPORTED, &self.problems)
     }
 
     /// The system prompt's catalogue: each skill's name and description, active ones marked.

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::spec::{HookCommand, HookEvent, HookOutcome, HookPayload, HooksError, parse_hooks};
 use super::{claude, run};
+use crate::runtime::policy::file_error::read_optional;
 
 /// The hooks of a workspace and a home.
 #[derive(Debug, Clone, Default)]
@@ -121,18 +122,5 @@ impl Hooks {
             outcome.runs.push(r);
         }
         outcome
-    }
-}
-
-/// A file's text, `None` when it does not exist.
-fn read_optional(file: &Path) -> Result<Option<String>, HooksError> {
-    match std::fs::read_to_string(file) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(HooksError {
-            file: file.to_path_buf(),
-            line: 0,
-            message: format!("cannot read it: {e}"),
-        }),
     }
 }

@@ -221,25 +221,7 @@ struct HooksFile {
 }
 
 /// A malformed hooks file (or one that cannot be read).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HooksError {
-    pub file: PathBuf,
-    /// 1-based; 0 when not about a line.
-    pub line: usize,
-    pub message: String,
-}
-
-impl fmt::Display for HooksError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file.display(), self.message)
-        } else {
-            write!(f, "{}:{}: {}", self.file.display(), self.line, self.message)
-        }
-    }
-}
-
-impl std::error::Error for HooksError {}
+pub(crate) type HooksError = crate::runtime::policy::file_error::FileError;
 
 /// What a hook is told: the JSON object on its stdin (Claude Code's field names). Fields
 /// that do not apply to an event are left out.

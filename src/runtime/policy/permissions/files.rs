@@ -18,17 +18,7 @@ pub(super) fn user_home() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-pub(super) fn read_optional(file: &Path) -> Result<Option<String>, RulesError> {
-    match std::fs::read_to_string(file) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(RulesError {
-            file: file.to_path_buf(),
-            line: 0,
-            message: format!("cannot read it: {e}"),
-        }),
-    }
-}
+pub(super) use crate::runtime::policy::file_error::read_optional;
 
 pub(super) fn toml_error(file: &Path, src: &str, e: &toml::de::Error) -> RulesError {
     let line = e.span().map(|s| line_of(src, s.start)).unwrap_or(0);

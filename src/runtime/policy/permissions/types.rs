@@ -115,22 +115,4 @@ impl Decision {
 }
 
 /// A malformed rule file (or one that cannot be read or written).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RulesError {
-    pub file: PathBuf,
-    /// 1-based; 0 when the problem is not on a line (the file cannot be read).
-    pub line: usize,
-    pub message: String,
-}
-
-impl fmt::Display for RulesError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file.display(), self.message)
-        } else {
-            write!(f, "{}:{}: {}", self.file.display(), self.line, self.message)
-        }
-    }
-}
-
-impl std::error::Error for RulesError {}
+pub type RulesError = crate::runtime::policy::file_error::FileError;

@@ -62,21 +62,7 @@ fn git_dir(b: &Beneath) -> Option<OwnedFd> {
 /// A control file of the repository (no symlink followed), up to [`CONTROL_LIMIT`] bytes,
 /// and its stat.
 fn control_file(git: &OwnedFd, name: &str) -> Option<(Vec<u8>, std::fs::Metadata)> {
-    let c = std::ffi::CString::new(name).ok()?;
-    // SAFETY: an open folder descriptor and one component; the descriptor is owned below.
-    let fd = unsafe {
-        libc::openat(
-            git.as_raw_fd(),
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: a fresh descriptor.
-    let mut f =
-        std::fs::File::from(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+    let mut f = super::path::open_in(git, name).ok()?;
     let meta = f.metadata().ok().filter(std::fs::Metadata::is_file)?;
     let mut data = Vec::new();
     (&mut f).take(CONTROL_LIMIT).read_to_end(&mut data).ok()?;
@@ -331,6 +317,14 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    /// A new empty repository: the folder that holds it, and its path (canonical).
+    fn repo() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        git(&root, None, &["init", "-q"]);
+        (dir, root)
+    }
+
     fn git(dir: &Path, index: Option<&Path>, args: &[&str]) -> String {
         let mut c = Command::new("git");
         c.arg("-C").arg(dir).args(args);
@@ -388,9 +382,7 @@ mod tests {
 
     #[test]
     fn the_tree_is_the_one_git_add_and_write_tree_make() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        git(&root, None, &["init", "-q"]);
+        let (_dir, root) = repo();
         put(&root, "a.txt", "alpha\n", 0o644);
         put(&root, "a-b", "dash\n", 0o644);
         put(&root, "a.b/x", "dot folder\n", 0o644);
@@ -482,9 +474,7 @@ mod tests {
 
     #[test]
     fn converting_attributes_make_every_file_hashed_from_its_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        git(&root, None, &["init", "-q"]);
+        let (_dir, root) = repo();
         put(&root, "a.txt", "crlf\r\n", 0o644);
         put(&root, ".gitattributes", "*.txt text eol=lf\n", 0o644);
         git(&root, None, &["add", "-A"]);
@@ -502,9 +492,7 @@ mod tests {
     /// entry, left out) and 4 (compressed paths), and gives up on a split index.
     #[test]
     fn the_index_reads_as_git_lists_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        git(&root, None, &["init", "-q"]);
+        let (_dir, root) = repo();
         for i in 0..40 {
             put(
                 &root,

@@ -247,6 +247,14 @@ mod tests {
         (got, line)
     }
 
+    /// `command` run in a fresh [`workspace`] given its root, watched with [`LIMITS`]: what
+    /// [`around`] says.
+    fn in_workspace(command: impl FnOnce(&Path)) -> (Vec<String>, String) {
+        let dir = workspace();
+        let root = dir.path();
+        around(root, &LIMITS, || command(root))
+    }
+
     /// A workspace of a few folders and files, one folder ignored.
     fn workspace() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -272,9 +280,7 @@ mod tests {
 
     #[test]
     fn created_modified_in_the_same_second_and_deleted_files_are_told_apart() {
-        let dir = workspace();
-        let root = dir.path();
-        let (got, line) = around(root, &LIMITS, || {
+        let (got, line) = in_workspace(|root| {
             // Same size, written right after the walk: only the event tells.
             std::fs::write(root.join("src/b"), "2").unwrap();
             std::fs::remove_file(root.join("docs/d")).unwrap();
@@ -290,9 +296,7 @@ mod tests {
 
     #[test]
     fn nothing_changed_reports_nothing() {
-        let dir = workspace();
-        let root = dir.path();
-        let (got, line) = around(root, &LIMITS, || {
+        let (got, line) = in_workspace(|root| {
             let _ = std::fs::read(root.join("src/b")).unwrap();
         });
         assert!(got.is_empty(), "{got:?}");
@@ -301,9 +305,7 @@ mod tests {
 
     #[test]
     fn a_rename_is_a_deletion_and_a_creation() {
-        let dir = workspace();
-        let root = dir.path();
-        let (got, _) = around(root, &LIMITS, || {
+        let (got, _) = in_workspace(|root| {
             std::fs::rename(root.join("src/b"), root.join("docs/b2")).unwrap();
         });
         assert_eq!(got, ["docs/b2 created", "src/b deleted"]);
@@ -311,9 +313,7 @@ mod tests {
 
     #[test]
     fn a_new_nested_folder_and_a_moved_folder_are_listed_whole() {
-        let dir = workspace();
-        let root = dir.path();
-        let (got, _) = around(root, &LIMITS, || {
+        let (got, _) = in_workspace(|root| {
             std::fs::create_dir_all(root.join("new/x/y")).unwrap();
             std::fs::write(root.join("new/top"), "t").unwrap();
             std::fs::write(root.join("new/x/y/z"), "z").unwrap();
@@ -339,9 +339,7 @@ mod tests {
     /// before and after is reported modified (it may differ), never missed.
     #[test]
     fn a_folder_made_again_reports_its_files_modified() {
-        let dir = workspace();
-        let root = dir.path();
-        let (got, _) = around(root, &LIMITS, || {
+        let (got, _) = in_workspace(|root| {
             std::fs::remove_dir_all(root.join("src/deep")).unwrap();
             std::fs::create_dir(root.join("src/deep")).unwrap();
             std::fs::write(root.join("src/deep/c"), "2").unwrap();
@@ -351,9 +349,7 @@ mod tests {
 
     #[test]
     fn changes_in_ignored_paths_are_not_reported() {
-        let dir = workspace();
-        let root = dir.path();
-        let (got, line) = around(root, &LIMITS, || {
+        let (got, line) = in_workspace(|root| {
             std::fs::write(root.join("ignored/i"), "22").unwrap();
             std::fs::write(root.join("ignored/j"), "j").unwrap();
             std::fs::write(root.join("src/run.log"), "log").unwrap();
@@ -365,9 +361,7 @@ mod tests {
 
     #[test]
     fn an_edited_gitignore_lists_its_folder_again() {
-        let dir = workspace();
-        let root = dir.path();
-        let (got, _) = around(root, &LIMITS, || {
+        let (got, _) = in_workspace(|root| {
             std::fs::write(root.join(".gitignore"), "docs/\n").unwrap();
         });
         assert_eq!(
