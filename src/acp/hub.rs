@@ -129,29 +129,28 @@ impl Hub {
         if servers.is_empty() && !read && !write && !terminal {
             return open;
         }
-        let gone = || -> Box<dyn Fn() + Send + Sync> {
+        let editor = || {
             let (agent, session) = (open.agent.clone(), id.to_string());
-            Box::new(move || {
-                let op = Op::Command(TurnCommand::Cancel);
-                let _ = agent.submit(Target::Resume(session.clone()), op, Sink::none());
-            })
-        };
-        let files = (read || write).then(|| {
-            Arc::new(super::files::EditorFiles {
-                on_gone: gone(),
+            super::editor::Editor {
                 cx: cx.clone(),
                 rt: tokio::runtime::Handle::current(),
                 session: id.to_string(),
+                on_gone: Box::new(move || {
+                    let op = Op::Command(TurnCommand::Cancel);
+                    let _ = agent.submit(Target::Resume(session.clone()), op, Sink::none());
+                }),
+            }
+        };
+        let files = (read || write).then(|| {
+            Arc::new(super::files::EditorFiles {
+                editor: editor(),
                 read,
                 write,
             }) as Arc<dyn crate::runtime::tools::FileAccess>
         });
         let shell = terminal.then(|| {
             Arc::new(super::terminal::EditorTerminal {
-                on_gone: gone(),
-                cx: cx.clone(),
-                rt: tokio::runtime::Handle::current(),
-                session: id.to_string(),
+                editor: editor(),
                 feed: open.feed.clone(),
             }) as Arc<dyn crate::runtime::tools::CommandTerminal>
         });

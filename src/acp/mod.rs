@@ -2,6 +2,7 @@
 //! (Zed, JetBrains, Neovim, Emacs). Each ACP request is one more front end submitting `Op`s
 //! to the runtime's agent; sessions are the workspace's neocode sessions.
 
+mod editor;
 mod error;
 mod files;
 mod hub;

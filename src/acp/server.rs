@@ -7,17 +7,18 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse,
     ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionForkCapabilities, SessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
-    SessionNotification, SessionResumeCapabilities, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionConfigOption, SessionForkCapabilities, SessionInfo,
+    SessionListCapabilities, SessionMode, SessionModeState, SessionNotification,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, on_receive_notification, on_receive_request};
 
 use super::error::AcpError;
-use super::hub::Hub;
+use super::hub::{Hub, OpenSession};
 use super::{turn, updates};
 use crate::runtime::config::ApprovalPolicy;
 use crate::session::{ListQuery, NewSession, PageKey};
@@ -86,6 +87,22 @@ fn set_mode(hub: &Hub, req: &SetSessionModeRequest) -> Result<SetSessionModeResp
     Ok(SetSessionModeResponse::new())
 }
 
+/// Opens the session for prompts (the editor's tools and the lease taken): its modes and
+/// config options, for the answer.
+fn open_for_prompts(
+    hub: &Hub,
+    open: OpenSession,
+    id: &str,
+    servers: &[McpServer],
+    cx: &ConnectionTo<Client>,
+) -> Result<(SessionModeState, Vec<SessionConfigOption>), AcpError> {
+    let current = open.approval;
+    let open = hub.with_editor(open, id, servers, cx);
+    hub.open(id, open)?;
+    let config = super::model::options(&hub.session(id)?, id);
+    Ok((modes(current), config))
+}
+
 /// `session/new`: a new neocode session in the cwd's workspace (listed by `neocode --list`).
 fn new_session(
     hub: &Hub,
@@ -98,12 +115,9 @@ fn new_session(
         workdir: req.cwd.display().to_string(),
         ..NewSession::default()
     })?;
-    let current = open.approval;
-    let open = hub.with_editor(open, &header.id, &req.mcp_servers, cx);
-    hub.open(&header.id, open)?;
-    let config = super::model::options(&hub.session(&header.id)?, &header.id);
+    let (modes, config) = open_for_prompts(hub, open, &header.id, &req.mcp_servers, cx)?;
     Ok(NewSessionResponse::new(header.id)
-        .modes(modes(current))
+        .modes(modes)
         .config_options(config))
 }
 
@@ -116,17 +130,15 @@ fn load_session(
     let open = hub.workspace(&req.cwd)?;
     let id = open.sessions.resolve(&req.session_id.to_string())?;
     let session = open.sessions.load(&id)?;
-    let (cwd, current) = (open.cwd.clone(), open.approval);
+    let cwd = open.cwd.clone();
     // The lease first: a session another process has open is refused before any replay.
-    let open = hub.with_editor(open, &id, &req.mcp_servers, cx);
-    hub.open(&id, open)?;
+    let (modes, config) = open_for_prompts(hub, open, &id, &req.mcp_servers, cx)?;
     for update in updates::replay(&session.messages, &cwd) {
         cx.send_notification(SessionNotification::new(id.clone(), update))
             .map_err(|e| AcpError::Connection(e.to_string()))?;
     }
-    let config = super::model::options(&hub.session(&id)?, &id);
     Ok(LoadSessionResponse::new()
-        .modes(modes(current))
+        .modes(modes)
         .config_options(config))
 }
 
@@ -138,12 +150,9 @@ fn resume_session(
 ) -> Result<ResumeSessionResponse, AcpError> {
     let open = hub.workspace(&req.cwd)?;
     let id = open.sessions.resolve(&req.session_id.to_string())?;
-    let current = open.approval;
-    let open = hub.with_editor(open, &id, &req.mcp_servers, cx);
-    hub.open(&id, open)?;
-    let config = super::model::options(&hub.session(&id)?, &id);
+    let (modes, config) = open_for_prompts(hub, open, &id, &req.mcp_servers, cx)?;
     Ok(ResumeSessionResponse::new()
-        .modes(modes(current))
+        .modes(modes)
         .config_options(config))
 }
 
@@ -167,12 +176,9 @@ fn fork_session(
     let open = hub.workspace(&req.cwd)?;
     let source = open.sessions.resolve(&req.session_id.to_string())?;
     let header = open.sessions.fork(&source, fork_point(req))?;
-    let current = open.approval;
-    let open = hub.with_editor(open, &header.id, &req.mcp_servers, cx);
-    hub.open(&header.id, open)?;
-    let config = super::model::options(&hub.session(&header.id)?, &header.id);
+    let (modes, config) = open_for_prompts(hub, open, &header.id, &req.mcp_servers, cx)?;
     Ok(ForkSessionResponse::new(header.id)
-        .modes(modes(current))
+        .modes(modes)
         .config_options(config))
 }
 
@@ -239,102 +245,68 @@ pub(crate) fn serve() -> Result<(), AcpError> {
     result.map_err(|e| AcpError::Connection(e.to_string()))
 }
 
-async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
-    let (h_new, h_load, h_list, h_prompt, h_cancel, h_mode) = (
-        hub.clone(),
-        hub.clone(),
-        hub.clone(),
-        hub.clone(),
-        hub.clone(),
-        hub.clone(),
-    );
-    let (h_resume, h_fork, h_close, h_init, h_config) =
-        (hub.clone(), hub.clone(), hub.clone(), hub.clone(), hub);
-    Agent
-        .v1()
-        .name("neocode")
-        .on_receive_request(
-            async move |req: InitializeRequest, responder, _cx: ConnectionTo<Client>| {
-                let caps = &req.client_capabilities;
-                let fs = &caps.fs;
-                h_init.set_client_caps(fs.read_text_file, fs.write_text_file, caps.terminal);
-                responder.respond(initialize(&req))
-            },
-            on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
-                answer(responder, new_session(&h_new, &req, &cx))
-            },
-            on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
-                answer(responder, load_session(&h_load, &req, &cx))
-            },
-            on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: ListSessionsRequest, responder, _cx: ConnectionTo<Client>| {
-                answer(responder, list_sessions(&h_list, &req))
-            },
-            on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: PromptRequest, responder: Responder<_>, cx: ConnectionTo<Client>| {
-                // The turn's task answers when the turn ends; an error before it starts is
-                // answered here.
-                match turn::start(&h_prompt, &req) {
-                    Ok(run) => cx.spawn(turn::stream(run, responder, cx.clone())),
-                    Err(e) => responder.respond_with_error(e.rpc()),
+/// Registers on `$builder` one handler a request type, each answering with its `$call` run on
+/// its own clone of the hub (named `$hub` in the call).
+macro_rules! answering {
+    ($builder:expr, $hub:ident; $(|$req:ident: $ty:ty, $cx:pat_param| $call:expr),+ $(,)?) => {
+        $builder$(.on_receive_request(
+            {
+                let $hub = $hub.clone();
+                async move |$req: $ty, responder, $cx: ConnectionTo<Client>| {
+                    answer(responder, $call)
                 }
             },
             on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
-                answer(responder, resume_session(&h_resume, &req, &cx))
-            },
-            on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: ForkSessionRequest, responder, cx: ConnectionTo<Client>| {
-                answer(responder, fork_session(&h_fork, &req, &cx))
-            },
-            on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: CloseSessionRequest, responder, _cx: ConnectionTo<Client>| {
-                // Closing waits for a running turn to stop: off the connection's threads.
-                let hub = h_close.clone();
-                let id = req.session_id.to_string();
-                let closed = tokio::task::spawn_blocking(move || hub.close(&id))
-                    .await
-                    .unwrap_or_else(|e| Err(AcpError::Connection(e.to_string())));
-                answer(responder, closed.map(|()| CloseSessionResponse::new()))
-            },
-            on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: SetSessionModeRequest, responder, _cx: ConnectionTo<Client>| {
-                answer(responder, set_mode(&h_mode, &req))
-            },
-            on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: SetSessionConfigOptionRequest,
-                        responder,
-                        _cx: ConnectionTo<Client>| {
-                answer(
-                    responder,
-                    super::model::set(&h_config, &req).map(SetSessionConfigOptionResponse::new),
-                )
-            },
-            on_receive_request!(),
-        )
+        ))+
+    };
+}
+
+async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
+    let agent = Agent.v1().name("neocode");
+    let agent = answering!(agent, hub;
+        |req: InitializeRequest, _cx| {
+            let caps = &req.client_capabilities;
+            let fs = &caps.fs;
+            hub.set_client_caps(fs.read_text_file, fs.write_text_file, caps.terminal);
+            Ok(initialize(&req))
+        },
+        |req: NewSessionRequest, cx| new_session(&hub, &req, &cx),
+        |req: LoadSessionRequest, cx| load_session(&hub, &req, &cx),
+        |req: ListSessionsRequest, _cx| list_sessions(&hub, &req),
+    );
+    let h_prompt = hub.clone();
+    let agent = agent.on_receive_request(
+        async move |req: PromptRequest, responder: Responder<_>, cx: ConnectionTo<Client>| {
+            // The turn's task answers when the turn ends; an error before it starts is
+            // answered here.
+            match turn::start(&h_prompt, &req) {
+                Ok(run) => cx.spawn(turn::stream(run, responder, cx.clone())),
+                Err(e) => responder.respond_with_error(e.rpc()),
+            }
+        },
+        on_receive_request!(),
+    );
+    let agent = answering!(agent, hub;
+        |req: ResumeSessionRequest, cx| resume_session(&hub, &req, &cx),
+        |req: ForkSessionRequest, cx| fork_session(&hub, &req, &cx),
+        |req: CloseSessionRequest, _cx| {
+            // Closing waits for a running turn to stop: off the connection's threads.
+            let hub = hub.clone();
+            let id = req.session_id.to_string();
+            tokio::task::spawn_blocking(move || hub.close(&id))
+                .await
+                .unwrap_or_else(|e| Err(AcpError::Connection(e.to_string())))
+                .map(|()| CloseSessionResponse::new())
+        },
+        |req: SetSessionModeRequest, _cx| set_mode(&hub, &req),
+        |req: SetSessionConfigOptionRequest, _cx| {
+            super::model::set(&hub, &req).map(SetSessionConfigOptionResponse::new)
+        },
+    );
+    agent
         .on_receive_notification(
             async move |n: CancelNotification, _cx: ConnectionTo<Client>| {
-                h_cancel.cancel(&n.session_id.to_string());
+                hub.cancel(&n.session_id.to_string());
                 Ok(())
             },
             on_receive_notification!(),

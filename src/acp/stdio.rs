@@ -46,22 +46,12 @@ fn write_line(out: &mut impl Write, line: &str) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    struct Closed;
+    /// A writer every write of which fails with its error kind.
+    struct Failing(ErrorKind);
 
-    impl Write for Closed {
+    impl Write for Failing {
         fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-            Err(ErrorKind::BrokenPipe.into())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    struct Full;
-
-    impl Write for Full {
-        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-            Err(ErrorKind::StorageFull.into())
+            Err(self.0.into())
         }
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
@@ -70,9 +60,11 @@ mod tests {
 
     #[test]
     fn a_line_to_an_editor_that_is_gone_is_dropped_and_other_failures_are_not() {
-        assert!(write_line(&mut Closed, "{}").is_ok());
+        assert!(write_line(&mut Failing(ErrorKind::BrokenPipe), "{}").is_ok());
         assert_eq!(
-            write_line(&mut Full, "{}").unwrap_err().kind(),
+            write_line(&mut Failing(ErrorKind::StorageFull), "{}")
+                .unwrap_err()
+                .kind(),
             ErrorKind::StorageFull
         );
         let mut v = Vec::new();

@@ -6,14 +6,13 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agent_client_protocol::Client;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, KillTerminalRequest, ReleaseTerminalRequest, TerminalExitStatus,
     TerminalId, TerminalOutputRequest, WaitForTerminalExitRequest,
 };
 use tokio::sync::mpsc::WeakUnboundedSender;
 
+use super::editor::{ANSWER_WITHIN, Asked, Editor};
 use crate::runtime::agent::TurnEvent;
 use crate::runtime::tools::{CommandTerminal, TerminalCommand, TerminalError, TerminalExit};
 
@@ -36,27 +35,10 @@ pub(crate) type Feed = Arc<Mutex<Option<WeakUnboundedSender<Fed>>>>;
 const TICK: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// One session's commands in the editor's terminal. Its calls block the turn's thread.
+#[derive(Debug)]
 pub(crate) struct EditorTerminal {
-    pub(crate) cx: ConnectionTo<Client>,
-    pub(crate) rt: tokio::runtime::Handle,
-    pub(crate) session: String,
+    pub(crate) editor: Editor,
     pub(crate) feed: Feed,
-    /// Cancels the session's running turn: called when the editor went away.
-    pub(crate) on_gone: Box<dyn Fn() + Send + Sync>,
-}
-
-impl std::fmt::Debug for EditorTerminal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EditorTerminal")
-            .field("session", &self.session)
-            .finish()
-    }
-}
-
-/// Why a request to the editor failed.
-enum Asked {
-    Gone,
-    Failed(String),
 }
 
 /// How the wait for the command ended.
@@ -67,24 +49,6 @@ enum Waited {
 }
 
 impl EditorTerminal {
-    /// Sends `req` and waits for the answer, at most `within`.
-    async fn ask<R>(&self, req: R, within: std::time::Duration) -> Result<R::Response, Asked>
-    where
-        R: agent_client_protocol::JsonRpcRequest + Send + 'static,
-        R::Response: Send + 'static,
-    {
-        let answer = tokio::time::timeout(within, self.cx.send_request(req).block_task()).await;
-        match answer {
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) if super::files::client_gone(&self.cx, &e) => Err(Asked::Gone),
-            Ok(Err(e)) => Err(Asked::Failed(format!("the editor said: {e}"))),
-            Err(_) => Err(Asked::Failed(format!(
-                "the editor did not answer within {} s",
-                within.as_secs()
-            ))),
-        }
-    }
-
     /// Tells the prompt's stream that the call runs in terminal `id`.
     fn show(&self, call_id: &str, id: &TerminalId) {
         let feed = self.feed.lock().unwrap_or_else(PoisonError::into_inner);
@@ -98,8 +62,8 @@ impl EditorTerminal {
 
     /// Waits for the command's end, its time limit or a cancel, whichever comes first.
     async fn wait(&self, id: &TerminalId, cmd: &TerminalCommand) -> Result<Waited, Asked> {
-        let req = WaitForTerminalExitRequest::new(self.session.clone(), id.clone());
-        let waiting = self.cx.send_request(req).block_task();
+        let req = WaitForTerminalExitRequest::new(self.editor.session.clone(), id.clone());
+        let waiting = self.editor.cx.send_request(req).block_task();
         tokio::pin!(waiting);
         let deadline = tokio::time::sleep(cmd.timeout);
         tokio::pin!(deadline);
@@ -108,8 +72,7 @@ impl EditorTerminal {
             tokio::select! {
                 answer = &mut waiting => return match answer {
                     Ok(r) => Ok(Waited::Exited(r.exit_status)),
-                    Err(e) if super::files::client_gone(&self.cx, &e) => Err(Asked::Gone),
-                    Err(e) => Err(Asked::Failed(format!("the editor said: {e}"))),
+                    Err(e) => Err(self.editor.failure(&e)),
                 },
                 () = &mut deadline => return Ok(Waited::TimedOut),
                 _ = tick.tick() => {
@@ -122,35 +85,30 @@ impl EditorTerminal {
     }
 
     async fn drive(&self, cmd: &TerminalCommand) -> Result<TerminalExit, Asked> {
-        let within = super::files::ANSWER_WITHIN;
-        let create = CreateTerminalRequest::new(self.session.clone(), cmd.program.clone())
+        let (editor, within) = (&self.editor, ANSWER_WITHIN);
+        let create = CreateTerminalRequest::new(editor.session.clone(), cmd.program.clone())
             .args(cmd.args.clone())
             .cwd(cmd.cwd.clone())
             .output_byte_limit(cmd.output_limit);
-        let id = self.ask(create, within).await?.terminal_id;
+        let id = editor.ask(create, within).await?.terminal_id;
         self.show(&cmd.call_id, &id);
         let waited = self.wait(&id, cmd).await;
-        let (session, tid) = (self.session.clone(), id.clone());
+        let (session, tid) = (editor.session.clone(), id.clone());
         if matches!(waited, Ok(Waited::TimedOut | Waited::Cancelled)) {
             // A kill that fails leaves the release to end it.
-            let _ = self
-                .ask(
-                    KillTerminalRequest::new(session.clone(), tid.clone()),
-                    within,
-                )
-                .await;
+            let kill = KillTerminalRequest::new(session.clone(), tid.clone());
+            let _ = editor.ask(kill, within).await;
         }
         let output = match &waited {
             Err(Asked::Gone) => Err(Asked::Gone),
             _ => {
                 let req = TerminalOutputRequest::new(session.clone(), tid.clone());
-                self.ask(req, within).await
+                editor.ask(req, within).await
             }
         };
         if !matches!(waited, Err(Asked::Gone)) {
-            let _ = self
-                .ask(ReleaseTerminalRequest::new(session, tid), within)
-                .await;
+            let release = ReleaseTerminalRequest::new(session, tid);
+            let _ = editor.ask(release, within).await;
         }
         let waited = waited?;
         let output = output?;
@@ -179,13 +137,8 @@ impl EditorTerminal {
 
 impl CommandTerminal for EditorTerminal {
     fn run(&self, command: &TerminalCommand) -> Result<TerminalExit, TerminalError> {
-        match self.rt.block_on(self.drive(command)) {
-            Ok(exit) => Ok(exit),
-            Err(Asked::Gone) => {
-                (self.on_gone)();
-                Err(TerminalError("the editor went away".into()))
-            }
-            Err(Asked::Failed(why)) => Err(TerminalError(why)),
-        }
+        self.editor
+            .block_on(self.drive(command))
+            .map_err(TerminalError)
     }
 }

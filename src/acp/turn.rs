@@ -234,7 +234,7 @@ async fn buffers(
         return out;
     };
     let req = ReadTextFileRequest::new(session.to_string(), path.clone());
-    let within = super::files::ANSWER_WITHIN;
+    let within = super::editor::ANSWER_WITHIN;
     if let Ok(Ok(r)) = tokio::time::timeout(within, cx.send_request(req).block_task()).await {
         out.insert(path, r.content);
     }
@@ -281,7 +281,7 @@ async fn ask(
         Ok(answer) => answer,
         // The client went away while asked: the turn is cancelled here, before it could go
         // on to the model with a denial nobody gave.
-        Err(e) if super::files::client_gone(cx, &e) => return TurnCommand::Cancel,
+        Err(e) if super::editor::client_gone(cx, &e) => return TurnCommand::Cancel,
         Err(_) => return deny,
     };
     match answer.outcome {

@@ -304,16 +304,23 @@ pub(crate) fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
 mod tests {
     use super::*;
 
+    /// Call `c1` of tool `name` with JSON `arguments`.
+    fn call(name: &str, arguments: &str) -> crate::session::ToolCall {
+        crate::session::ToolCall {
+            id: "c1".into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
     #[test]
     fn an_edit_reads_as_a_whole_file_diff_with_its_location() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.rs"), "fn a() {}\nfn b() {}\n").unwrap();
-        let call = crate::session::ToolCall {
-            id: "c1".into(),
-            name: "edit_file".into(),
-            arguments: r#"{"path":"a.rs","old_string":"fn b() {}","new_string":"fn c() {}"}"#
-                .into(),
-        };
+        let call = call(
+            "edit_file",
+            r#"{"path":"a.rs","old_string":"fn b() {}","new_string":"fn c() {}"}"#,
+        );
         let v = serde_json::to_value(tool_call(
             &call,
             "edit a.rs",
@@ -336,11 +343,7 @@ mod tests {
     fn an_edits_old_text_is_the_editors_buffer_when_it_holds_the_file() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.rs"), "on disk\n").unwrap();
-        let call = crate::session::ToolCall {
-            id: "c1".into(),
-            name: "write_file".into(),
-            arguments: r#"{"path":"a.rs","content":"new\n"}"#.into(),
-        };
+        let call = call("write_file", r#"{"path":"a.rs","content":"new\n"}"#);
         let mut buffers = Buffers::default();
         buffers.insert(dir.path().join("a.rs"), "in the buffer\n".into());
         let v = serde_json::to_value(tool_call(&call, "write a.rs", dir.path(), &buffers)).unwrap();

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::catalog;
 use super::common::CmdResult;
 use super::out::Out;
 use crate::runtime::Location;
@@ -37,7 +38,7 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
     let skipped: Vec<String> = found
         .skipped
         .iter()
-        .map(|s| format!("{}: {}", s.path.display(), s.reason))
+        .map(|s| catalog::skipped(&s.path, &s.reason))
         .collect();
     let mut out = Out::stdout();
     if json {
@@ -63,25 +64,23 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
         return out.finish();
     }
     if found.all.is_empty() {
-        out.line(&format!(
-            "no agent profiles (Markdown files in {}, {} or {})",
-            sanitize::line(&loc.root().join(".neocode/agents").display().to_string()),
-            sanitize::line(&loc.root().join(".claude/agents").display().to_string()),
-            sanitize::line(&loc.home.join("agents").display().to_string())
+        out.line(&catalog::none(
+            "agent profiles",
+            "Markdown files",
+            &[
+                loc.root().join(".neocode/agents"),
+                loc.root().join(".claude/agents"),
+                loc.home.join("agents"),
+            ],
         ))?;
     }
     for p in &found.all {
-        let desc = p
-            .description
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
         let used = if p.in_use { "in use" } else { "unused" };
-        out.line(&format!(
-            "{}  {:<9}  {used:<6}  {}",
-            sanitize::line(&p.name),
+        out.line(&catalog::entry(
+            &p.name,
             p.origin.as_str(),
-            sanitize::line(&desc)
+            used,
+            &p.description,
         ))?;
         let mut detail = vec![format!("file {}", p.path.display())];
         if let Some(t) = &p.tools {
@@ -98,8 +97,6 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
         }
         out.line(&format!("    {}", sanitize::line(&detail.join("; "))))?;
     }
-    for s in &skipped {
-        out.line(&format!("skipped: {}", sanitize::line(s)))?;
-    }
+    catalog::print_skipped(&mut out, &skipped)?;
     out.finish()
 }

@@ -65,6 +65,24 @@ impl From<anyhow::Error> for Failure {
 /// Result of a command.
 pub(crate) type CmdResult = Result<(), Failure>;
 
+/// Asks `question` on `err` (no newline: the answer follows it) and reads the answer from the
+/// terminal, trimmed and lowercased.
+pub(crate) fn ask(
+    stdin: &std::io::Stdin,
+    err: &mut impl std::io::Write,
+    question: std::fmt::Arguments<'_>,
+) -> Result<String, Failure> {
+    use std::io::BufRead;
+    let _ = err.write_fmt(question);
+    let _ = err.flush();
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::runtime(format!("cannot read the answer: {e}")))?;
+    Ok(answer.trim().to_ascii_lowercase())
+}
+
 /// Opens an existing workspace and resolves `key` in it; a workspace without a database has
 /// no sessions, and nothing is created.
 pub(crate) fn open_for_id(loc: &Location, key: &str) -> Result<(Sessions, String), Failure> {

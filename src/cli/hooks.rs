@@ -356,20 +356,14 @@ fn list_source(
 
 /// On a terminal, asks before writing (Enter: yes); elsewhere writes.
 fn confirm_write() -> Result<bool, Failure> {
-    use std::io::{BufRead, IsTerminal, Write};
+    use std::io::IsTerminal;
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return Ok(true);
     }
     let mut err = std::io::stderr().lock();
-    let _ = write!(err, "Write these? [Y/n] ");
-    let _ = err.flush();
-    let mut line = String::new();
-    stdin
-        .lock()
-        .read_line(&mut line)
-        .map_err(|e| Failure::runtime(format!("cannot read the answer: {e}")))?;
-    Ok(!line.trim().to_ascii_lowercase().starts_with('n'))
+    let answer = super::common::ask(&stdin, &mut err, format_args!("Write these? [Y/n] "))?;
+    Ok(!answer.starts_with('n'))
 }
 
 /// The user's own change: a trusted workspace stays trusted (an untrusted one is not trusted

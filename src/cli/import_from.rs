@@ -202,48 +202,33 @@ fn report(t: &Tally) -> CmdResult {
         "imported {}, updated {}, skipped {} unchanged, failed {}",
         t.imported, t.updated, t.unchanged, failed
     ))?;
-    let mut notes = Vec::new();
-    if t.malformed > 0 {
-        notes.push(format!("{} malformed line(s) skipped", t.malformed));
-    }
-    if t.lossy > 0 {
-        notes.push(format!(
-            "{} line(s) with invalid UTF-8 read with replacements",
-            t.lossy
-        ));
-    }
-    if t.unknown > 0 {
-        notes.push(format!("{} record(s) of unknown type skipped", t.unknown));
-    }
-    if t.duplicates > 0 {
-        notes.push(format!("{} re-appended record(s) dropped", t.duplicates));
-    }
-    if t.empty > 0 {
-        notes.push(format!(
-            "{} transcript(s) without messages skipped",
-            t.empty
-        ));
-    }
-    if t.torn > 0 {
-        notes.push(format!(
-            "{} file(s) still being written, read to the last complete line",
-            t.torn
-        ));
-    }
+    let notes: Vec<String> = [
+        (t.malformed, "malformed line(s) skipped"),
+        (t.lossy, "line(s) with invalid UTF-8 read with replacements"),
+        (t.unknown, "record(s) of unknown type skipped"),
+        (t.duplicates, "re-appended record(s) dropped"),
+        (t.empty, "transcript(s) without messages skipped"),
+        (
+            t.torn,
+            "file(s) still being written, read to the last complete line",
+        ),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
     if !notes.is_empty() {
         out.line(&notes.join("; "))?;
     }
-    for (p, why) in &t.failed {
+    let files = t
+        .failed
+        .iter()
+        .map(|(p, why)| (p.display().to_string(), why));
+    let sessions = t.refused.iter().map(|(id, why)| (id.clone(), why));
+    for (what, why) in files.chain(sessions) {
         out.line(&format!(
             "failed: {}: {}",
-            sanitize::line(&p.display().to_string()),
-            sanitize::line(why)
-        ))?;
-    }
-    for (id, why) in &t.refused {
-        out.line(&format!(
-            "failed: {}: {}",
-            sanitize::line(id),
+            sanitize::line(&what),
             sanitize::line(why)
         ))?;
     }

@@ -112,75 +112,67 @@ impl JsonRow<'_> {
     /// string that needs no escape (nearly all) is copied as it is instead of going through
     /// serde's byte-by-byte escaping, which was the largest cost of a 100,000-row list.
     fn write_compact(&self, out: &mut String) -> serde_json::Result<()> {
-        fn string(out: &mut String, s: &str) -> serde_json::Result<()> {
-            if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-                out.push('"');
-                out.push_str(s);
-                out.push('"');
-            } else {
-                out.push_str(&serde_json::to_string(s)?);
-            }
-            Ok(())
-        }
-        fn opt(out: &mut String, s: Option<&str>) -> serde_json::Result<()> {
-            match s {
-                Some(s) => string(out, s),
-                None => {
-                    out.push_str("null");
-                    Ok(())
-                }
-            }
-        }
-        out.push_str("{\"id\":");
-        string(out, self.id)?;
-        out.push_str(",\"title\":");
-        string(out, self.title)?;
-        out.push_str(",\"created_at\":");
-        string(out, &self.created_at)?;
-        out.push_str(",\"updated_at\":");
-        string(out, &self.updated_at)?;
-        out.push_str(",\"message_count\":");
-        push_u64(out, self.message_count);
-        out.push_str(",\"tokens\":{\"input\":");
-        push_u64(out, self.tokens.input);
-        out.push_str(",\"output\":");
-        push_u64(out, self.tokens.output);
-        out.push_str("},\"model\":");
-        string(out, self.model)?;
-        out.push_str(",\"provider\":");
-        string(out, self.provider)?;
-        out.push_str(",\"profile\":");
-        opt(out, self.profile)?;
-        out.push_str(",\"cost_usd\":");
-        match self.cost_usd {
-            Some(c) => out.push_str(&serde_json::to_string(&c)?),
-            None => out.push_str("null"),
-        }
-        out.push_str(",\"status\":");
-        string(out, self.status)?;
-        out.push_str(",\"parent_id\":");
-        opt(out, self.parent_id)?;
-        out.push_str(",\"subagent_of\":");
-        opt(out, self.subagent_of)?;
-        out.push_str(",\"source\":");
-        opt(out, self.source)?;
-        out.push_str(",\"branch\":");
-        opt(out, self.branch)?;
-        out.push_str(",\"plan\":{\"done\":");
-        push_u64(out, self.plan.done);
-        out.push_str(",\"failed\":");
-        push_u64(out, self.plan.failed);
-        out.push_str(",\"total\":");
-        push_u64(out, self.plan.total);
-        out.push_str("},\"asset_count\":");
-        push_u64(out, self.asset_count);
-        out.push_str(",\"workdir\":");
-        string(out, self.workdir)?;
-        if let Some(w) = self.workspace {
-            out.push_str(",\"workspace\":");
-            string(out, w)?;
+        use Field::{Float, Num, Opt, Str};
+        let fields = [
+            ("{\"id\":", Str(self.id)),
+            (",\"title\":", Str(self.title)),
+            (",\"created_at\":", Str(&self.created_at)),
+            (",\"updated_at\":", Str(&self.updated_at)),
+            (",\"message_count\":", Num(self.message_count)),
+            (",\"tokens\":{\"input\":", Num(self.tokens.input)),
+            (",\"output\":", Num(self.tokens.output)),
+            ("},\"model\":", Str(self.model)),
+            (",\"provider\":", Str(self.provider)),
+            (",\"profile\":", Opt(self.profile)),
+            (",\"cost_usd\":", Float(self.cost_usd)),
+            (",\"status\":", Str(self.status)),
+            (",\"parent_id\":", Opt(self.parent_id)),
+            (",\"subagent_of\":", Opt(self.subagent_of)),
+            (",\"source\":", Opt(self.source)),
+            (",\"branch\":", Opt(self.branch)),
+            (",\"plan\":{\"done\":", Num(self.plan.done)),
+            (",\"failed\":", Num(self.plan.failed)),
+            (",\"total\":", Num(self.plan.total)),
+            ("},\"asset_count\":", Num(self.asset_count)),
+            (",\"workdir\":", Str(self.workdir)),
+            (",\"workspace\":", Str(self.workspace.unwrap_or_default())),
+        ];
+        // `workspace` is written only when there is one.
+        let count = fields.len() - usize::from(self.workspace.is_none());
+        for (key, value) in &fields[..count] {
+            out.push_str(key);
+            value.write(out)?;
         }
         out.push('}');
+        Ok(())
+    }
+}
+
+/// A value of [`JsonRow::write_compact`]'s row.
+enum Field<'a> {
+    Str(&'a str),
+    Opt(Option<&'a str>),
+    Num(u64),
+    Float(Option<f64>),
+}
+
+impl Field<'_> {
+    /// Writes the value as `serde_json` does; a string that needs no escape is copied.
+    fn write(&self, out: &mut String) -> serde_json::Result<()> {
+        match *self {
+            Field::Str(s) | Field::Opt(Some(s)) => {
+                if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+                    out.push('"');
+                    out.push_str(s);
+                    out.push('"');
+                } else {
+                    out.push_str(&serde_json::to_string(s)?);
+                }
+            }
+            Field::Num(n) => push_u64(out, n),
+            Field::Float(Some(c)) => out.push_str(&serde_json::to_string(&c)?),
+            Field::Opt(None) | Field::Float(None) => out.push_str("null"),
+        }
         Ok(())
     }
 }

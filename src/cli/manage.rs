@@ -1,8 +1,8 @@
 //! `neocode fork`, `rename` and `delete`.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 
-use super::common::{CmdResult, Failure, open_for_id};
+use super::common::{CmdResult, Failure, ask, open_for_id};
 use super::out::Out;
 use crate::runtime::Location;
 use crate::sanitize;
@@ -44,21 +44,18 @@ pub(super) fn delete(loc: &Location, key: &str, yes: bool) -> CmdResult {
         }
         let s = sessions.summary(&id)?;
         let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "delete session {} \"{}\" ({} messages, {} assets)? This cannot be undone. [y/N] ",
-            sanitize::line(&id),
-            sanitize::line(s.display_title()),
-            s.message_count,
-            s.asset_count
-        );
-        let _ = err.flush();
-        let mut answer = String::new();
-        stdin
-            .lock()
-            .read_line(&mut answer)
-            .map_err(|e| Failure::runtime(format!("cannot read the answer: {e}")))?;
-        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        let answer = ask(
+            &stdin,
+            &mut err,
+            format_args!(
+                "delete session {} \"{}\" ({} messages, {} assets)? This cannot be undone. [y/N] ",
+                sanitize::line(&id),
+                sanitize::line(s.display_title()),
+                s.message_count,
+                s.asset_count
+            ),
+        )?;
+        if !matches!(answer.as_str(), "y" | "yes") {
             let _ = writeln!(err, "nothing deleted");
             return Ok(());
         }

@@ -6,6 +6,7 @@
 
 mod agents;
 pub(crate) mod args;
+mod catalog;
 mod common;
 mod dispatch;
 mod doctor;

@@ -1,10 +1,10 @@
 //! `neocode rewind`: back to a user message, conversation and files together (issue 26).
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 
 use clap::Args;
 
-use super::common::{CmdResult, Failure, open_for_id};
+use super::common::{CmdResult, Failure, ask, open_for_id};
 use super::out::Out;
 use crate::runtime::Location;
 use crate::runtime::rewind::{self, Plan, RewindError, Scope};
@@ -198,18 +198,15 @@ fn confirm(plan: &Plan, staged: Option<&str>) -> CmdResult {
         .iter()
         .filter(|f| f.action.changes_file())
         .count();
-    let _ = write!(
-        err,
-        "go ahead ({n} files changed; `neocode rewind {} --undo` puts them back)? [y/N] ",
-        sanitize::line(&plan.result_id)
-    );
-    let _ = err.flush();
-    let mut answer = String::new();
-    stdin
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Failure::runtime(format!("cannot read the answer: {e}")))?;
-    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+    let answer = ask(
+        &stdin,
+        &mut err,
+        format_args!(
+            "go ahead ({n} files changed; `neocode rewind {} --undo` puts them back)? [y/N] ",
+            sanitize::line(&plan.result_id)
+        ),
+    )?;
+    if matches!(answer.as_str(), "y" | "yes") {
         Ok(())
     } else {
         let _ = writeln!(err, "nothing changed");

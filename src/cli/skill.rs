@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::catalog;
 use super::common::{CmdResult, Failure, open_for_id};
 use super::out::Out;
 use crate::runtime::Location;
@@ -54,7 +55,7 @@ pub(super) fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResu
     let skipped: Vec<String> = found
         .problems
         .iter()
-        .map(|p| format!("{}: {}", p.path.display(), p.reason))
+        .map(|p| catalog::skipped(&p.path, &p.reason))
         .collect();
     let mut out = Out::stdout();
     if json {
@@ -78,24 +79,19 @@ pub(super) fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResu
         return out.finish();
     }
     if found.skills.is_empty() {
-        out.line(&format!(
-            "no skills (folders with a SKILL.md in {} or {})",
-            sanitize::line(&loc.root().join(".neocode/skills").display().to_string()),
-            sanitize::line(&loc.home.join("skills").display().to_string())
+        out.line(&catalog::none(
+            "skills",
+            "folders with a SKILL.md",
+            &[loc.root().join(".neocode/skills"), loc.home.join("skills")],
         ))?;
     }
     for s in &found.skills {
         let mark = if is_active(&s.name) { "active" } else { "" };
-        let desc = s
-            .description
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        out.line(&format!(
-            "{}  {:<9}  {mark:<6}  {}",
-            sanitize::line(&s.name),
+        out.line(&catalog::entry(
+            &s.name,
             s.source.as_str(),
-            sanitize::line(&desc)
+            mark,
+            &s.description,
         ))?;
     }
     for m in &missing {
@@ -104,9 +100,7 @@ pub(super) fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResu
             sanitize::line(m)
         ))?;
     }
-    for p in &skipped {
-        out.line(&format!("skipped: {}", sanitize::line(p)))?;
-    }
+    catalog::print_skipped(&mut out, &skipped)?;
     if let Some(why) = &found.workspace_left_out {
         out.line(&format!("not listed: {}", sanitize::line(why)))?;
     }

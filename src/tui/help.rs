@@ -3,6 +3,7 @@
 //! the views, not in them, so the router needs nothing of the views).
 
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::session::{Status, StepStatus};
@@ -106,38 +107,38 @@ fn legend_lines(t: Theme, width: usize) -> Vec<Line<'static>> {
         lines.extend(wrap(&[(s.to_string(), t.text())], width, "  ", "  "));
     };
     heading(&mut lines, "Session status (list)");
-    let mut legend = Vec::new();
-    for s in [
-        Status::Created,
-        Status::Running,
-        Status::Paused,
-        Status::Completed,
-        Status::Failed,
-        Status::Cancelled,
-    ] {
-        let (m, st) = marker(s, t);
-        legend.push((m.to_string(), st));
-        legend.push((format!(" {}   ", s.as_str()), t.text()));
-    }
-    lines.extend(wrap(&legend, width, "  ", "  "));
+    let statuses = legend(&Status::ALL, t, marker, Status::as_str);
+    lines.extend(wrap(&statuses, width, "  ", "  "));
     para(
         &mut lines,
         "↳ marks a fork (or a plan step's session): it came from another session. Rows are in order of activity, so a fork active now sits above its parent.",
     );
     heading(&mut lines, "Plan steps");
-    let mut steps = Vec::new();
-    for s in [
+    let steps = [
         StepStatus::Pending,
         StepStatus::Running,
         StepStatus::Completed,
         StepStatus::Failed,
-    ] {
-        let (m, st) = step_icon(s, t);
-        steps.push((m.to_string(), st));
-        steps.push((format!(" {}   ", s.as_str()), t.text()));
-    }
+    ];
+    let steps = legend(&steps, t, step_icon, StepStatus::as_str);
     lines.extend(wrap(&steps, width, "  ", "  "));
     lines
+}
+
+/// A legend's spans: each state's mark in its style, then its name.
+fn legend<S: Copy>(
+    states: &[S],
+    t: Theme,
+    icon: fn(S, Theme) -> (&'static str, Style),
+    name: fn(S) -> &'static str,
+) -> Vec<(String, Style)> {
+    let mut spans = Vec::new();
+    for &s in states {
+        let (m, st) = icon(s, t);
+        spans.push((m.to_string(), st));
+        spans.push((format!(" {}   ", name(s)), t.text()));
+    }
+    spans
 }
 
 /// The scroll that puts the help's Model section at the top (F1 with no model configured).

@@ -64,510 +64,146 @@ const S: KeyModifiers = KeyModifiers::SHIFT;
 const C: KeyModifiers = KeyModifiers::CONTROL;
 const A: KeyModifiers = KeyModifiers::ALT;
 
-macro_rules! b {
-    ($ctx:ident, [$($k:expr),+], $label:expr, $action:ident, $help:expr, $bar:expr) => {
-        Binding {
+/// Builds the key table from one line a binding, grouped by context:
+/// `Action [keys] "label" "help"`, then `=> ("bar keys", "bar text")` when the binding shows
+/// in the bottom bar. Key codes are `KeyCode`'s variants.
+macro_rules! bindings {
+    ($($ctx:ident {
+        $($action:ident [$($key:expr),+] $label:literal $help:literal $(=> $bar:expr)?;)*
+    })*) => {{
+        use KeyCode::*;
+        &[$($(Binding {
             context: Context::$ctx,
-            keys: &[$($k),+],
+            keys: &[$($key),+],
             label: $label,
             action: Action::$action,
             help: $help,
-            bar: $bar,
-        }
+            bar: bindings!(@bar $($bar)?),
+        }),*),*]
+    }};
+    (@bar) => {
+        None
+    };
+    (@bar $bar:expr) => {
+        Some($bar)
     };
 }
 
 /// The key table.
-pub const BINDINGS: &[Binding] = &[
-    b!(
-        Browse,
-        [(KeyCode::Up, N), (KeyCode::Char('k'), N)],
-        "↑/k",
-        Up,
-        "move up",
-        None
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Down, N), (KeyCode::Char('j'), N)],
-        "↓/j",
-        Down,
-        "move down",
-        Some(("↑↓", "move"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::PageUp, N)],
-        "PgUp",
-        PageUp,
-        "page up",
-        None
-    ),
-    b!(
-        Browse,
-        [(KeyCode::PageDown, N)],
-        "PgDn",
-        PageDown,
-        "page down",
-        Some(("PgUp/Dn", "page"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('g'), N), (KeyCode::Home, N)],
-        "g",
-        Top,
-        "go to the first",
-        None
-    ),
-    b!(
-        Browse,
-        [
-            (KeyCode::Char('G'), S),
-            (KeyCode::Char('G'), N),
-            (KeyCode::End, N)
-        ],
-        "G",
-        Bottom,
-        "go to the last",
-        None
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Enter, N)],
-        "Enter",
-        Open,
-        "open the conversation (Assets tab: export the asset)",
-        Some(("Enter", "open"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Tab, N), (KeyCode::BackTab, S)],
-        "Tab",
-        SwitchPane,
-        "switch between list and detail",
-        Some(("Tab", "pane"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('['), N)],
-        "[",
-        PrevTab,
-        "previous detail tab",
-        None
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char(']'), N)],
-        "]",
-        NextTab,
-        "next detail tab",
-        Some(("[ ]", "tabs"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('/'), N)],
-        "/",
-        Filter,
-        "filter sessions as you type (fuzzy); in the transcript pane: search the transcript",
-        Some(("/", "filter"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('f'), C)],
-        "Ctrl-F",
-        Find,
-        "search the selected session's transcript (matches highlighted; n/N move)",
-        Some(("/", "find"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('y'), N)],
-        "y",
-        Copy,
-        "copy the selected message (else the last) to the clipboard (OSC 52: works over SSH and tmux)",
-        Some(("y", "copy"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('Y'), S), (KeyCode::Char('Y'), N)],
-        "Y",
-        CopyCode,
-        "copy a code block of the selected message (again: the next one)",
-        None
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('s'), N)],
-        "s",
-        Search,
-        "full-text search across all sessions",
-        Some(("s", "search"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('n'), N)],
-        "n",
-        New,
-        "new session",
-        Some(("n", "new"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('f'), N)],
-        "f",
-        Fork,
-        "fork (at the selected message, else at the end)",
-        Some(("f", "fork"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('d'), N)],
-        "d",
-        Delete,
-        "delete (asks first)",
-        Some(("d", "delete"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('R'), S), (KeyCode::Char('R'), N)],
-        "R",
-        Rename,
-        "rename",
-        None
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('r'), N)],
-        "r",
-        Rewind,
-        "rewind to the selected message (else the last): conversation and files, conversation only or files only, with a preview",
-        None
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('e'), N)],
-        "e",
-        Export,
-        "export to <short-id>.json here (Assets tab: the asset)",
-        None
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('E'), S), (KeyCode::Char('E'), N)],
-        "E",
-        ExportMarkdown,
-        "export to <short-id>.md here (the markdown transcript)",
-        None
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char(' '), N)],
-        "Space",
-        Expand,
-        "expand/collapse a tool call's arguments and result",
-        Some(("Space", "expand"))
-    ),
-    b!(
-        Browse,
-        [
-            (KeyCode::Char('?'), N),
-            (KeyCode::Char('?'), S),
-            (KeyCode::F(1), N)
-        ],
-        "?",
-        Help,
-        "help",
-        Some(("?", "help"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('q'), N), (KeyCode::Esc, N)],
-        "q/Esc",
-        Back,
-        "back, or quit from the list",
-        Some(("q/Esc", "quit"))
-    ),
-    b!(
-        Browse,
-        [(KeyCode::Char('c'), C)],
-        "Ctrl-C",
-        Quit,
-        "quit",
-        None
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Enter, N)],
-        "Enter",
-        Submit,
-        "send the message; while a turn runs, queue it for after the turn; on the empty editor, retry a turn that failed, else send the next queued message (Shift-Enter or Ctrl-J: new line, and Alt-Enter while no turn runs; a paste keeps its lines, a big one shows as a chip)",
-        Some(("Enter", "send"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Up, A)],
-        "Alt-↑",
-        Up,
-        "select the previous message (↑ in the editor recalls what you sent)",
-        None
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Down, A)],
-        "Alt-↓",
-        Down,
-        "select the next message",
-        Some(("Alt-↑↓", "select"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::PageUp, N)],
-        "PgUp",
-        PageUp,
-        "scroll up",
-        None
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::PageDown, N)],
-        "PgDn",
-        PageDown,
-        "scroll down",
-        Some(("PgUp/Dn", "scroll"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char(' '), C)],
-        "Ctrl-Space",
-        Expand,
-        "expand the selected message's tool details",
-        Some(("Ctrl-Space", "expand"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::F(1), N)],
-        "F1",
-        Help,
-        "help, opened at these keys (? types into the message here)",
-        Some(("F1", "help"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char('f'), C)],
-        "Ctrl-F",
-        Find,
-        "search this session's transcript (matches highlighted; Enter, then n/N move)",
-        Some(("Ctrl-F", "find"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char('c'), A)],
-        "Alt-C",
-        Copy,
-        "copy the selected message (else the last) to the clipboard (OSC 52: works over SSH and tmux)",
-        Some(("Alt-C", "copy"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char('k'), A)],
-        "Alt-K",
-        CopyCode,
-        "copy a code block of the selected message (again: the next one)",
-        None
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char('o'), C)],
-        "Ctrl-O",
-        Fork,
-        "fork at the selected message (else the end; also /fork)",
-        Some(("Ctrl-O", "fork"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char('r'), A)],
-        "Alt-R, Esc Esc",
-        Rewind,
-        "rewind to the selected message (else the last): conversation and files, conversation only or files only, with a preview (Esc Esc: the editor empty)",
-        Some(("Alt-R", "rewind"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char('t'), C)],
-        "Ctrl-T",
-        Subagents,
-        "the running turn's sub-agents: Enter opens one (its own session, live: Alt-Enter steers it, Esc cancels it), x cancels one, X all",
-        None
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char('g'), C)],
-        "Ctrl-G",
-        EditDraft,
-        "edit the message in $VISUAL / $EDITOR (the TUI comes back when it exits)",
-        None
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char('v'), C)],
-        "Ctrl-V",
-        PasteImage,
-        "attach the clipboard's image to the next message (wl-paste or xclip; also /paste)",
-        None
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Esc, N)],
-        "Esc",
-        Back,
-        "back to the list",
-        Some(("Esc", "back"))
-    ),
-    b!(
-        Conversation,
-        [(KeyCode::Char('c'), C)],
-        "Ctrl-C",
-        Quit,
-        "clear the message (↑ or Ctrl-Z brings it back); on an empty editor: quit",
-        Some(("Ctrl-C", "clear/quit"))
-    ),
-    b!(
-        Approval,
-        [(KeyCode::Char('y'), N)],
-        "y",
-        Approve,
-        "yes: run the call",
-        Some(("y", "yes"))
-    ),
-    b!(
-        Approval,
-        [(KeyCode::Char('n'), N)],
-        "n",
-        Deny,
-        "no: do not run it (the model is told)",
-        Some(("n", "no"))
-    ),
-    b!(
-        Approval,
-        [(KeyCode::Char('r'), N)],
-        "r",
-        DenyWhy,
-        "no, with a reason sent to the model",
-        Some(("r", "no+why"))
-    ),
-    b!(
-        Approval,
-        [(KeyCode::Char('a'), N)],
-        "a",
-        ApproveAlways,
-        "always: run it and keep a rule (shown to edit; Tab: this session / workspace / everywhere)",
-        Some(("a", "always"))
-    ),
-    b!(
-        Turn,
-        [(KeyCode::Esc, N), (KeyCode::Char('c'), C)],
-        "Esc/Ctrl-C",
-        Cancel,
-        "cancel the turn (what arrived is kept; Ctrl-C again quits)",
-        Some(("Esc", "cancel"))
-    ),
-    b!(
-        Turn,
-        [(KeyCode::Enter, A)],
-        "Alt-Enter",
-        Steer,
-        "steer: queue the message for the running turn's next tool boundary (Enter queues it for after the turn; Shift-Enter or Ctrl-J: new line)",
-        Some(("Alt-Enter", "steer"))
-    ),
-    b!(
-        Turn,
-        [(KeyCode::Char('b'), C)],
-        "Ctrl-B",
-        Leave,
-        "back to the list while the turn keeps running (asks first)",
-        Some(("Ctrl-B", "background"))
-    ),
-    b!(
-        Queue,
-        [(KeyCode::Char('e'), C)],
-        "Ctrl-E",
-        EditQueued,
-        "take the last queued message back into the editor (out of the queue; Ctrl-U then drops it)",
-        None
-    ),
-    b!(
-        Dangling,
-        [(KeyCode::Char('r'), C)],
-        "Ctrl-R",
-        Rerun,
-        "run the interrupted calls again (edits and commands ask first)",
-        Some(("Ctrl-R", "rerun"))
-    ),
-    b!(
-        Dangling,
-        [(KeyCode::Char('d'), C)],
-        "Ctrl-D",
-        MarkInterrupted,
-        "mark them interrupted: nothing runs, the model is told",
-        Some(("Ctrl-D", "mark interrupted"))
-    ),
-    b!(
-        Plan,
-        [(KeyCode::Char('y'), N)],
-        "y",
-        PlanRun,
-        "run the plan, step by step",
-        Some(("y", "run it"))
-    ),
-    b!(
-        Plan,
-        [(KeyCode::Char('n'), N)],
-        "n",
-        PlanReject,
-        "reject the plan: nothing runs",
-        Some(("n", "reject"))
-    ),
-    b!(
-        Plan,
-        [(KeyCode::Char('d'), N)],
-        "d",
-        PlanDrop,
-        "drop steps: type their ids, Enter (the plan is proposed again)",
-        Some(("d", "drop steps"))
-    ),
-    b!(
-        Find,
-        [(KeyCode::Char('n'), N), (KeyCode::Enter, N)],
-        "n/Enter",
-        FindNext,
-        "next match (the transcript scrolls to it)",
-        Some(("n", "next"))
-    ),
-    b!(
-        Find,
-        [(KeyCode::Char('N'), S), (KeyCode::Char('N'), N)],
-        "N",
-        FindPrev,
-        "previous match",
-        Some(("N", "previous"))
-    ),
-    b!(
-        Find,
-        [(KeyCode::Char('/'), N), (KeyCode::Char('f'), C)],
-        "/",
-        Find,
-        "type the query again",
-        Some(("/", "edit"))
-    ),
-    b!(
-        Find,
-        [(KeyCode::Esc, N)],
-        "Esc",
-        Back,
-        "close the search (any other key also closes it and acts)",
-        Some(("Esc", "close"))
-    ),
-];
+pub const BINDINGS: &[Binding] = bindings! {
+    Browse {
+        Up [(Up, N), (Char('k'), N)] "↑/k" "move up";
+        Down [(Down, N), (Char('j'), N)] "↓/j" "move down" => ("↑↓", "move");
+        PageUp [(PageUp, N)] "PgUp" "page up";
+        PageDown [(PageDown, N)] "PgDn" "page down" => ("PgUp/Dn", "page");
+        Top [(Char('g'), N), (Home, N)] "g" "go to the first";
+        Bottom [(Char('G'), S), (Char('G'), N), (End, N)] "G" "go to the last";
+        Open [(Enter, N)] "Enter" "open the conversation (Assets tab: export the \
+            asset)" => ("Enter", "open");
+        SwitchPane [(Tab, N), (BackTab, S)] "Tab" "switch between list and \
+            detail" => ("Tab", "pane");
+        PrevTab [(Char('['), N)] "[" "previous detail tab";
+        NextTab [(Char(']'), N)] "]" "next detail tab" => ("[ ]", "tabs");
+        Filter [(Char('/'), N)] "/" "filter sessions as you type (fuzzy); in the transcript pane: \
+            search the transcript" => ("/", "filter");
+        Find [(Char('f'), C)] "Ctrl-F" "search the selected session's transcript (matches \
+            highlighted; n/N move)" => ("/", "find");
+        Copy [(Char('y'), N)] "y" "copy the selected message (else the last) to the clipboard (OSC \
+            52: works over SSH and tmux)" => ("y", "copy");
+        CopyCode [(Char('Y'), S), (Char('Y'), N)] "Y" "copy a code block of the selected message \
+            (again: the next one)";
+        Search [(Char('s'), N)] "s" "full-text search across all sessions" => ("s", "search");
+        New [(Char('n'), N)] "n" "new session" => ("n", "new");
+        Fork [(Char('f'), N)] "f" "fork (at the selected message, else at the \
+            end)" => ("f", "fork");
+        Delete [(Char('d'), N)] "d" "delete (asks first)" => ("d", "delete");
+        Rename [(Char('R'), S), (Char('R'), N)] "R" "rename";
+        Rewind [(Char('r'), N)] "r" "rewind to the selected message (else the last): conversation \
+            and files, conversation only or files only, with a preview";
+        Export [(Char('e'), N)] "e" "export to <short-id>.json here (Assets tab: the asset)";
+        ExportMarkdown [(Char('E'), S), (Char('E'), N)] "E" "export to <short-id>.md here (the \
+            markdown transcript)";
+        Expand [(Char(' '), N)] "Space" "expand/collapse a tool call's arguments and \
+            result" => ("Space", "expand");
+        Help [(Char('?'), N), (Char('?'), S), (F(1), N)] "?" "help" => ("?", "help");
+        Back [(Char('q'), N), (Esc, N)] "q/Esc" "back, or quit from the list" => ("q/Esc", "quit");
+        Quit [(Char('c'), C)] "Ctrl-C" "quit";
+    }
+    Conversation {
+        Submit [(Enter, N)] "Enter" "send the message; while a turn runs, queue it for after the \
+            turn; on the empty editor, retry a turn that failed, else send the next queued message \
+            (Shift-Enter or Ctrl-J: new line, and Alt-Enter while no turn runs; a paste keeps its \
+            lines, a big one shows as a chip)" => ("Enter", "send");
+        Up [(Up, A)] "Alt-↑" "select the previous message (↑ in the editor recalls what you sent)";
+        Down [(Down, A)] "Alt-↓" "select the next message" => ("Alt-↑↓", "select");
+        PageUp [(PageUp, N)] "PgUp" "scroll up";
+        PageDown [(PageDown, N)] "PgDn" "scroll down" => ("PgUp/Dn", "scroll");
+        Expand [(Char(' '), C)] "Ctrl-Space" "expand the selected message's tool \
+            details" => ("Ctrl-Space", "expand");
+        Help [(F(1), N)] "F1" "help, opened at these keys (? types into the message \
+            here)" => ("F1", "help");
+        Find [(Char('f'), C)] "Ctrl-F" "search this session's transcript (matches highlighted; \
+            Enter, then n/N move)" => ("Ctrl-F", "find");
+        Copy [(Char('c'), A)] "Alt-C" "copy the selected message (else the last) to the clipboard \
+            (OSC 52: works over SSH and tmux)" => ("Alt-C", "copy");
+        CopyCode [(Char('k'), A)] "Alt-K" "copy a code block of the selected message (again: the \
+            next one)";
+        Fork [(Char('o'), C)] "Ctrl-O" "fork at the selected message (else the end; also \
+            /fork)" => ("Ctrl-O", "fork");
+        Rewind [(Char('r'), A)] "Alt-R, Esc Esc" "rewind to the selected message (else the last): \
+            conversation and files, conversation only or files only, with a preview (Esc Esc: the \
+            editor empty)" => ("Alt-R", "rewind");
+        Subagents [(Char('t'), C)] "Ctrl-T" "the running turn's sub-agents: Enter opens one (its \
+            own session, live: Alt-Enter steers it, Esc cancels it), x cancels one, X all";
+        EditDraft [(Char('g'), C)] "Ctrl-G" "edit the message in $VISUAL / $EDITOR (the TUI comes \
+            back when it exits)";
+        PasteImage [(Char('v'), C)] "Ctrl-V" "attach the clipboard's image to the next message \
+            (wl-paste or xclip; also /paste)";
+        Back [(Esc, N)] "Esc" "back to the list" => ("Esc", "back");
+        Quit [(Char('c'), C)] "Ctrl-C" "clear the message (↑ or Ctrl-Z brings it back); on an \
+            empty editor: quit" => ("Ctrl-C", "clear/quit");
+    }
+    Approval {
+        Approve [(Char('y'), N)] "y" "yes: run the call" => ("y", "yes");
+        Deny [(Char('n'), N)] "n" "no: do not run it (the model is told)" => ("n", "no");
+        DenyWhy [(Char('r'), N)] "r" "no, with a reason sent to the model" => ("r", "no+why");
+        ApproveAlways [(Char('a'), N)] "a" "always: run it and keep a rule (shown to edit; Tab: \
+            this session / workspace / everywhere)" => ("a", "always");
+    }
+    Turn {
+        Cancel [(Esc, N), (Char('c'), C)] "Esc/Ctrl-C" "cancel the turn (what arrived is kept; \
+            Ctrl-C again quits)" => ("Esc", "cancel");
+        Steer [(Enter, A)] "Alt-Enter" "steer: queue the message for the running turn's next tool \
+            boundary (Enter queues it for after the turn; Shift-Enter or Ctrl-J: new \
+            line)" => ("Alt-Enter", "steer");
+        Leave [(Char('b'), C)] "Ctrl-B" "back to the list while the turn keeps running (asks \
+            first)" => ("Ctrl-B", "background");
+    }
+    Queue {
+        EditQueued [(Char('e'), C)] "Ctrl-E" "take the last queued message back into the editor \
+            (out of the queue; Ctrl-U then drops it)";
+    }
+    Dangling {
+        Rerun [(Char('r'), C)] "Ctrl-R" "run the interrupted calls again (edits and commands ask \
+            first)" => ("Ctrl-R", "rerun");
+        MarkInterrupted [(Char('d'), C)] "Ctrl-D" "mark them interrupted: nothing runs, the model \
+            is told" => ("Ctrl-D", "mark interrupted");
+    }
+    Plan {
+        PlanRun [(Char('y'), N)] "y" "run the plan, step by step" => ("y", "run it");
+        PlanReject [(Char('n'), N)] "n" "reject the plan: nothing runs" => ("n", "reject");
+        PlanDrop [(Char('d'), N)] "d" "drop steps: type their ids, Enter (the plan is proposed \
+            again)" => ("d", "drop steps");
+    }
+    Find {
+        FindNext [(Char('n'), N), (Enter, N)] "n/Enter" "next match (the transcript scrolls to \
+            it)" => ("n", "next");
+        FindPrev [(Char('N'), S), (Char('N'), N)] "N" "previous match" => ("N", "previous");
+        Find [(Char('/'), N), (Char('f'), C)] "/" "type the query again" => ("/", "edit");
+        Back [(Esc, N)] "Esc" "close the search (any other key also closes it and \
+            acts)" => ("Esc", "close");
+    }
+};
 
 /// Ctrl-C, in every context: stops a running turn, else quits (handled before the table,
 /// and never held back by the event loop).

@@ -91,6 +91,12 @@ impl Ctx<'_> {
         });
     }
 
+    /// A status-line error, and nothing to ask: what a refused command returns.
+    pub(crate) fn refuse(&mut self, text: impl Into<String>) -> Vec<Ask> {
+        self.fail(text);
+        Vec::new()
+    }
+
     /// The open session, read.
     pub(crate) fn detail(&self) -> Option<&Detail> {
         self.detail.as_deref()

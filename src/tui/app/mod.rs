@@ -206,16 +206,12 @@ impl App {
 
     /// Handles a key press.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let effects = self.key(key);
-        self.settle();
-        effects
+        self.settled(|app| app.key(key))
     }
 
     /// Handles a mouse event: the wheel scrolls what is under it, a click selects.
     pub fn on_mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
-        let effects = self.mouse(m);
-        self.settle();
-        effects
+        self.settled(|app| app.mouse(m))
     }
 
     /// Handles pasted text.
@@ -246,30 +242,22 @@ impl App {
 
     /// Applies an action.
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
-        let effects = self.act(action);
-        self.settle();
-        effects
+        self.settled(|app| app.act(action))
     }
 
     /// Takes a storage answer; stale ones are dropped.
     pub fn on_done(&mut self, done: Done) -> Vec<Effect> {
-        let effects = self.answer(done);
-        self.settle();
-        effects
+        self.settled(|app| app.answer(done))
     }
 
     /// Takes an event of a running turn.
     pub fn on_turn(&mut self, event: TurnEvent) -> Vec<Effect> {
-        let effects = self.turn_event(event);
-        self.settle();
-        effects
+        self.settled(|app| app.turn_event(event))
     }
 
     /// What a one-call intent of the agent came to ([`crate::tui::Msg::Outcome`]).
     pub fn on_outcome(&mut self, outcome: crate::tui::effect::Outcome) -> Vec<Effect> {
-        let effects = self.with_conv(|c, ctx| c.on_outcome(outcome, ctx));
-        self.settle();
-        effects
+        self.settled(|app| app.with_conv(|c, ctx| c.on_outcome(outcome, ctx)))
     }
 
     /// Called about once a second: asks whether another process changed the database, so
@@ -373,6 +361,13 @@ impl App {
             return 1;
         }
         self.status_lines().len().max(1) as u16
+    }
+
+    /// Runs a transition, then settles (see [`App::settle`]).
+    fn settled(&mut self, transition: impl FnOnce(&mut Self) -> Vec<Effect>) -> Vec<Effect> {
+        let effects = transition(self);
+        self.settle();
+        effects
     }
 
     /// After every transition: the layout for what will be drawn, and the list's first drawn

@@ -180,10 +180,9 @@ impl Conversation {
             return Vec::new();
         };
         if a.rules.is_empty() {
-            ctx.fail(
+            return ctx.refuse(
                 "No rule can allow this call (see the card), so there is no \"always\": y runs it once, n does not.",
             );
-            return Vec::new();
         }
         *ctx.overlay = Overlay::AlwaysRule {
             call_id: a.call_id,

@@ -44,8 +44,7 @@ impl Conversation {
     pub(super) fn steer(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let text = self.editor.composer().message();
         if text.trim().is_empty() {
-            ctx.fail("Nothing to steer with: type a message, then Alt-Enter.");
-            return Vec::new();
+            return ctx.refuse("Nothing to steer with: type a message, then Alt-Enter.");
         }
         if text.trim_start().starts_with('/') {
             ctx.fail("A slash command cannot steer a turn; Enter runs it.");
@@ -61,8 +60,7 @@ impl Conversation {
             .detail()
             .and_then(|d| d.queued.last().map(|q| (d.id.clone(), q.id)))
         else {
-            ctx.fail("Nothing is queued in this session.");
-            return Vec::new();
+            return ctx.refuse("Nothing is queued in this session.");
         };
         vec![Ask::Request(Request::Unqueue { id, qid })]
     }

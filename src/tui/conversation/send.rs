@@ -25,11 +25,7 @@ impl Conversation {
         let slash = typed.trim() == "/"
             || crate::runtime::extensions::commands::invocation(&typed).is_some();
         if !slash && self.next_model(ctx.detail()).is_ok() && self.turn_active() {
-            let Outcome::Submit(text) = self
-                .editor
-                .composer_mut()
-                .key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
-            else {
+            let Some(text) = self.take_draft() else {
                 return Vec::new();
             };
             return self.queue_message(text, false, ctx);
@@ -40,8 +36,7 @@ impl Conversation {
             self.release_queue(ctx);
             if self.retry_offered(ctx.detail()) {
                 if let Some(why) = self.send_blocked(ctx.detail()) {
-                    ctx.fail(why);
-                    return Vec::new();
+                    return ctx.refuse(why);
                 }
                 let asks = self.start_turn(None, ctx);
                 ctx.say("Retrying the turn that failed… Esc cancels.");
@@ -50,20 +45,28 @@ impl Conversation {
             return self.deliver_next(ctx);
         }
         if !slash && let Some(why) = self.send_blocked(ctx.detail()) {
-            ctx.fail(why);
-            return Vec::new();
+            return ctx.refuse(why);
         }
-        let Outcome::Submit(text) = self
-            .editor
-            .composer_mut()
-            .key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
-        else {
+        let Some(text) = self.take_draft() else {
             return Vec::new();
         };
         if slash {
             return self.slash(text.trim(), ctx);
         }
         self.send(text, ctx)
+    }
+
+    /// The editor's text submitted (Enter, as the editor takes it): the message, or `None`
+    /// when the editor keeps it.
+    fn take_draft(&mut self) -> Option<String> {
+        match self
+            .editor
+            .composer_mut()
+            .key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+        {
+            Outcome::Submit(text) => Some(text),
+            _ => None,
+        }
     }
 
     /// Whether Enter on the empty editor retries: the open session's last turn failed (a
@@ -193,8 +196,8 @@ impl Conversation {
         }
         if self.draft || ctx.detail.is_none() {
             self.editor.composer_mut().set_text(&text);
-            ctx.fail("Images attach to a saved session: send a first message, then /attach.");
-            return Vec::new();
+            return ctx
+                .refuse("Images attach to a saved session: send a first message, then /attach.");
         }
         let images = self.editor.take_attachments();
         self.start_turn_with(Some(text), images, ctx)
@@ -204,8 +207,7 @@ impl Conversation {
     pub(super) fn rerun_interrupted(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if let Err(m) = &self.next_model(ctx.detail()) {
             let m = sanitize::line(m.as_str()).into_owned();
-            ctx.fail(format!("Cannot rerun: {m}"));
-            return Vec::new();
+            return ctx.refuse(format!("Cannot rerun: {m}"));
         }
         if let Some(d) = ctx.detail.as_mut() {
             d.interrupted.clear();

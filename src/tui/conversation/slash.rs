@@ -47,8 +47,7 @@ impl Conversation {
             "/approve" => self.slash_approve(arg, ctx),
             "/attach" => {
                 if arg.is_empty() {
-                    ctx.fail("/attach needs a path: /attach screenshot.png");
-                    return Vec::new();
+                    return ctx.refuse("/attach needs a path: /attach screenshot.png");
                 }
                 self.attach(arg, ctx);
                 Vec::new()
@@ -86,8 +85,7 @@ impl Conversation {
             return Vec::new();
         };
         if let Some(why) = self.send_blocked(ctx.detail()) {
-            ctx.fail(why);
-            return Vec::new();
+            return ctx.refuse(why);
         }
         let asks = self.send(prompt, ctx);
         if let Some(path) = from {

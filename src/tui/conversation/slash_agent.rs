@@ -7,20 +7,25 @@ use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
+    /// Why `command` cannot run, when no model is configured.
+    pub(super) fn needs_model(&self, command: &str) -> Option<String> {
+        let m = self.agent.provider().as_ref().err()?;
+        Some(format!(
+            "{command} needs a model: {}",
+            sanitize::line(m.as_str())
+        ))
+    }
+
     /// `/compact`: the model summarises the transcript now.
     pub(super) fn slash_compact(&mut self, open: Option<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let Some(id) = open else {
-            ctx.fail("/compact: this session has nothing to compact yet.");
-            return Vec::new();
+            return ctx.refuse("/compact: this session has nothing to compact yet.");
         };
         if self.turn_active() {
-            ctx.fail("/compact: wait for the turn to end (or Esc to cancel it).");
-            return Vec::new();
+            return ctx.refuse("/compact: wait for the turn to end (or Esc to cancel it).");
         }
-        if let Err(m) = self.agent.provider() {
-            let m = sanitize::line(m.as_str()).into_owned();
-            ctx.fail(format!("/compact needs a model: {m}"));
-            return Vec::new();
+        if let Some(why) = self.needs_model("/compact") {
+            return ctx.refuse(why);
         }
         // Compaction starts from a clean live cell.
         self.turn.drop_finished();
@@ -47,15 +52,13 @@ impl Conversation {
                 }
                 Err(e) => {
                     let e = sanitize::line(e.as_str()).into_owned();
-                    ctx.fail(e);
-                    return Vec::new();
+                    return ctx.refuse(e);
                 }
             }
             return vec![Ask::Effect(Effect::Turn(TurnEffect::Models))];
         }
         if self.turn_active() {
-            ctx.fail("/model: wait for the turn to end first.");
-            return Vec::new();
+            return ctx.refuse("/model: wait for the turn to end first.");
         }
         let shown = sanitize::line(arg).into_owned();
         match open.filter(|_| !self.draft) {
@@ -88,8 +91,7 @@ impl Conversation {
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         if !arg.is_empty() && self.turn_active() {
-            ctx.fail("/provider: wait for the turn to end first.");
-            return Vec::new();
+            return ctx.refuse("/provider: wait for the turn to end first.");
         }
         vec![Ask::Effect(Effect::Turn(TurnEffect::Provider {
             session_id: open.filter(|_| !self.draft),
@@ -130,12 +132,10 @@ impl Conversation {
     /// `/approve network`: this session's commands may use the network.
     pub(super) fn slash_allow_network(&self, open: Option<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let Some(id) = open else {
-            ctx.fail("/approve network: send a first message, then allow the network.");
-            return Vec::new();
+            return ctx.refuse("/approve network: send a first message, then allow the network.");
         };
         if self.turn_active() {
-            ctx.fail("/approve network: wait for the turn to end (or Esc to cancel it).");
-            return Vec::new();
+            return ctx.refuse("/approve network: wait for the turn to end (or Esc to cancel it).");
         }
         vec![Ask::Effect(Effect::Turn(TurnEffect::AllowNetwork {
             session_id: id,
@@ -150,12 +150,10 @@ impl Conversation {
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         if !arg.is_empty() && open.is_none() {
-            ctx.fail("/skill NAME: send a first message, then activate a skill.");
-            return Vec::new();
+            return ctx.refuse("/skill NAME: send a first message, then activate a skill.");
         }
         if !arg.is_empty() && self.turn_active() {
-            ctx.fail("/skill: wait for the turn to end (or Esc to cancel it).");
-            return Vec::new();
+            return ctx.refuse("/skill: wait for the turn to end (or Esc to cancel it).");
         }
         vec![Ask::Effect(Effect::Turn(TurnEffect::Skill {
             session_id: open,

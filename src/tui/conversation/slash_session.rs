@@ -2,7 +2,6 @@
 
 use super::Conversation;
 use super::commands::parse_plan_args;
-use crate::sanitize;
 use crate::session::StepStatus;
 use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
@@ -11,12 +10,10 @@ impl Conversation {
     /// `/rename TITLE`.
     pub(super) fn slash_rename(open: Option<String>, arg: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let Some(id) = open else {
-            ctx.fail("/rename: send a first message, then the session can be renamed.");
-            return Vec::new();
+            return ctx.refuse("/rename: send a first message, then the session can be renamed.");
         };
         if arg.is_empty() {
-            ctx.fail("/rename needs the new title: /rename TITLE");
-            return Vec::new();
+            return ctx.refuse("/rename needs the new title: /rename TITLE");
         }
         vec![Ask::Request(Request::Rename {
             id,
@@ -27,12 +24,10 @@ impl Conversation {
     /// `/undo`: the files the last turn changed go back (the worker carries it out).
     pub(super) fn slash_undo(&self, open: Option<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if self.turn_active() {
-            ctx.fail("/undo: wait for the turn to end first.");
-            return Vec::new();
+            return ctx.refuse("/undo: wait for the turn to end first.");
         }
         let Some(id) = open else {
-            ctx.fail("/undo: this session has no turn yet.");
-            return Vec::new();
+            return ctx.refuse("/undo: this session has no turn yet.");
         };
         vec![Ask::Request(Request::UndoTurn { id })]
     }
@@ -40,27 +35,22 @@ impl Conversation {
     /// `/plan [--width N] [--retry-failed] [GOAL]`: drafts and runs a plan, or resumes the open session's.
     pub(super) fn slash_plan(&mut self, arg: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if self.turn_active() {
-            ctx.fail("/plan: wait for the turn to end first.");
-            return Vec::new();
+            return ctx.refuse("/plan: wait for the turn to end first.");
         }
-        if let Err(m) = self.agent.provider() {
-            let m = sanitize::line(m.as_str()).into_owned();
-            ctx.fail(format!("/plan needs a model: {m}"));
-            return Vec::new();
+        if let Some(why) = self.needs_model("/plan") {
+            return ctx.refuse(why);
         }
         let (opts, goal) = match parse_plan_args(arg) {
             Ok(p) => p,
             Err(m) => {
-                ctx.fail(m);
-                return Vec::new();
+                return ctx.refuse(m);
             }
         };
         if !goal.is_empty() {
             if opts.retry_failed {
-                ctx.fail(
+                return ctx.refuse(
                     "/plan --retry-failed resumes the open session's plan run: leave out the goal",
                 );
-                return Vec::new();
             }
             return self.start_plan(Some(goal.to_string()), opts, ctx);
         }
@@ -84,8 +74,7 @@ impl Conversation {
             return self.start_plan(None, opts, ctx);
         }
         if opts.retry_failed {
-            ctx.fail("/plan --retry-failed: this session has no unfinished plan run");
-            return Vec::new();
+            return ctx.refuse("/plan --retry-failed: this session has no unfinished plan run");
         }
         ctx.fail("/plan needs a goal: /plan add a --json flag to the CLI");
         Vec::new()
