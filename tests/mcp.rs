@@ -24,7 +24,7 @@ mod support {
 #[path = "mcp_oauth/mod.rs"]
 mod oauth;
 
-use support::agent::{Env, drive, tool_message, watch};
+use support::agent::{Env, cancel_after, drive, tool_message, watch};
 use support::mcp_http;
 
 use std::sync::Arc;
@@ -391,11 +391,7 @@ fn cancel_stops_a_call() {
     let m = Arc::new(McpManager::new(vec![test_server("t")], ws.path()).unwrap());
     m.tools();
     let cancel = CancelFlag::default();
-    let c2 = cancel.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        c2.cancel();
-    });
+    cancel_after(&cancel, Duration::from_millis(300));
     let t0 = Instant::now();
     let o = m.call("mcp__t__sleep", r#"{"secs": 30}"#, &cancel);
     assert!(o.is_error && o.text.contains("cancelled"), "{}", o.text);

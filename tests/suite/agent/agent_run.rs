@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crate::support;
 use crate::support::agent::{Env, tool_message};
 use crate::support::assert_no_file_holds;
+use crate::support::flows::called_twice;
 use crate::support::{stderr, stdout, warnings};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
@@ -125,12 +126,12 @@ fn json_events_and_prompt_from_stdin() {
 fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
     let env = Env::new(KEY, "");
     let args = r#"{"path":"new.txt","content":"hi\n"}"#;
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("w1", "write_file", args)]),
-        Reply::text("I could not write it."),
-        Reply::tool_calls(&[("w2", "write_file", args)]),
-        Reply::text("Written."),
-    ])
+    let srv = ScriptedServer::start(called_twice(
+        ["w1", "w2"],
+        "write_file",
+        args,
+        ["I could not write it.", "Written."],
+    ))
     .unwrap();
     let o = env.run(&srv, &["run", "create new.txt"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -3,6 +3,7 @@
 //! the server received.
 
 use crate::support::agent::Env;
+use crate::support::flows::called_twice;
 use crate::support::{stderr, stdout};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer};
@@ -148,12 +149,12 @@ fn a_path_is_a_prompt_not_a_command() {
 fn init_sends_its_prompt_and_the_agents_md_write_is_asked_like_any_edit() {
     let env = Env::new(KEY, "");
     let args = r##"{"path":"AGENTS.md","content":"# Agents\n\nBuild: cargo build\n"}"##;
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("w1", "write_file", args)]),
-        Reply::text("I could not write AGENTS.md."),
-        Reply::tool_calls(&[("w2", "write_file", args)]),
-        Reply::text("Wrote AGENTS.md."),
-    ])
+    let srv = ScriptedServer::start(called_twice(
+        ["w1", "w2"],
+        "write_file",
+        args,
+        ["I could not write AGENTS.md.", "Wrote AGENTS.md."],
+    ))
     .unwrap();
     let o = env
         .cmd(Some(&srv), &["run", "/init mention the fuzz targets"])

@@ -5,10 +5,11 @@
 //! child resumed) rather than starting the work over in a new one.
 
 use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::subagents::{calls, child_of, listed_children, results};
 use crate::support::agent::Env;
+use crate::support::flows::kill_once_asked;
 use crate::support::{stderr, stdout};
 
 use neocode::session::{Message, Role, Status};
@@ -22,14 +23,7 @@ const KEY: &str = "sk-subagent-kill-KEY-3e9f";
 /// child's session ids.
 fn killed_while_the_child_runs(env: &Env, srv: &ScriptedServer) -> (String, String) {
     let mut run = env.spawn(srv, &["run", "--approve", "never-ask", "Count the fruit"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while srv.request_count() < 2 {
-        assert!(Instant::now() < deadline, "the child never asked its model");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(run.id() as i32, libc::SIGKILL) };
-    let _ = run.wait();
+    kill_once_asked(srv, 2, &mut run, "the child never asked its model");
     let sessions = env.sessions();
     let child = sessions.resolve("last").unwrap();
     let parent = sessions

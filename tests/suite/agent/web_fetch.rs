@@ -130,23 +130,23 @@ fn an_allowed_page_comes_back_as_markdown_once_approved() {
     assert!(!text.contains("steal"), "{text}");
 }
 
-/// Runs one prompt with `--approve never-ask`; the tool result the model then read.
-fn fetched_under_never_ask(env: &Env, srv: &ScriptedServer) -> String {
+/// Runs one prompt with `--approve never-ask` whose model fetches `url` once; the tool
+/// result the model then read.
+fn fetched_under_never_ask(env: &Env, url: &str) -> String {
+    let srv = ScriptedServer::start(vec![fetch_call(url), Reply::text("Done.")]).unwrap();
     let o = env
-        .cmd(Some(srv), &["run", "--approve", "never-ask", "fetch"])
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", "fetch"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    result_seen(srv)
+    result_seen(&srv)
 }
 
 #[test]
 fn loopback_is_refused_unless_the_user_named_the_host() {
     let site = Site::start(vec![("/", page("text/plain", "secret"))]);
     let env = Env::new(KEY, "");
-    let srv =
-        ScriptedServer::start(vec![fetch_call(&site.url("/")), Reply::text("Refused.")]).unwrap();
-    let text = fetched_under_never_ask(&env, &srv);
+    let text = fetched_under_never_ask(&env, &site.url("/"));
     assert!(text.contains("not a public address"), "{text}");
     assert!(text.contains("allow_hosts"), "{text}");
     assert!(site.asked().is_empty(), "no connection was made");
@@ -160,9 +160,7 @@ fn a_redirect_to_a_host_not_allowed_is_checked_again_and_refused() {
         ("/inner", page("text/plain", "inner secret")),
     ]);
     let env = Env::new(KEY, "[web_fetch]\nallow_hosts = [\"127.0.0.1\"]\n");
-    let srv =
-        ScriptedServer::start(vec![fetch_call(&site.url("/start")), Reply::text("No.")]).unwrap();
-    let text = fetched_under_never_ask(&env, &srv);
+    let text = fetched_under_never_ask(&env, &site.url("/start"));
     assert!(text.contains("`localhost`"), "{text}");
     assert!(text.contains("not a public address"), "{text}");
     assert_eq!(

@@ -89,6 +89,15 @@ fn claude_lists_dir(id: &str, input: u64, cache_read: u64, output: u64) -> Reply
         .reply()
 }
 
+/// Asserts the last session's last message is the cut reply `text`, stopped for `reason`.
+#[track_caller]
+fn assert_last_cut(env: &Env, text: &str, reason: &str) {
+    let s = env.last_session();
+    let m = s.messages.last().unwrap();
+    assert_eq!(m.text(), text);
+    assert_eq!(m.tool_metadata.as_ref().unwrap()["stop_reason"], reason);
+}
+
 fn anthropic_tool_turn() -> Vec<Reply> {
     vec![
         overloaded(),
@@ -388,13 +397,7 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
         stderr(&o)
     );
     assert_eq!(srv.request_count(), 1, "a cut reply is not asked for again");
-    let s = env.last_session();
-    let m = s.messages.last().unwrap();
-    assert_eq!(m.text(), "The first half of");
-    assert_eq!(
-        m.tool_metadata.as_ref().unwrap()["stop_reason"],
-        "max_tokens"
-    );
+    assert_last_cut(&env, "The first half of", "max_tokens");
     let o = env.run_model(&srv, CLAUDE, &["run", "--continue", "something bad"]);
     assert!(stderr(&o).contains("the model refused"), "{}", stderr(&o));
 
@@ -407,13 +410,7 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
     let o = env.try_model(&srv, "gpt-5", &["run", "long"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("output limit"), "{}", stderr(&o));
-    let s = env.last_session();
-    let m = s.messages.last().unwrap();
-    assert_eq!(m.text(), "Partial answ");
-    assert_eq!(
-        m.tool_metadata.as_ref().unwrap()["stop_reason"],
-        "max_output_tokens"
-    );
+    assert_last_cut(&env, "Partial answ", "max_output_tokens");
 }
 
 #[test]

@@ -4,9 +4,10 @@
 //! branch), keeps the killed one until `--all`, and never touches one whose session runs.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::agent::Env;
+use crate::support::flows::kill_once_asked;
 use crate::support::git::{git, repo};
 use crate::support::{stderr, stdout};
 
@@ -48,14 +49,7 @@ fn completed_and_killed(env: &Env, srv: &ScriptedServer) -> (String, String) {
     assert!(o.status.success(), "{}", stderr(&o));
     let done = env.sessions().resolve("last").unwrap();
     let mut run = env.spawn(srv, &["run", "--worktree", "second"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while srv.request_count() < 2 {
-        assert!(Instant::now() < deadline, "the second run never asked");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(run.id() as i32, libc::SIGKILL) };
-    let _ = run.wait();
+    kill_once_asked(srv, 2, &mut run, "the second run never asked");
     let killed = env.sessions().resolve("last").unwrap();
     assert_ne!(done, killed);
     (done, killed)

@@ -441,34 +441,31 @@ fn an_unknown_id_starts_new_with_a_warning_listing_recent_sessions() {
     assert_eq!(texts(&ws.sessions(), id).len(), 4);
 }
 
+/// An unknown id, and a missing (empty) one, with the key of an existing session: that
+/// session is recovered, saying why.
 #[test]
-fn an_unknown_id_whose_key_matches_recovers_that_session() {
-    let ws = Ws::new();
-    let id = ws.start("fix the login test");
-    let ev = ws.turn(json!({"type": "chat", "session_id": "0000dead-0000-4000-8000-000000000000",
-        "conversation_key": key("fix the login test"),
-        "messages": [user("fix the login test"), assistant("echo: fix the login test"), user("and the other one")]}));
-    assert_eq!(types(&ev), PLAIN_TURN);
-    let init = find(&ev, "session_init");
-    assert_eq!(init["session_id"], id.as_str());
-    assert_eq!(init["recovered"], true);
-    assert_eq!(init["recovery_reason"], "session_not_found");
-    assert_eq!(ws.sessions().count().unwrap(), 1);
-    assert_eq!(texts(&ws.sessions(), &id).len(), 4);
-}
-
-#[test]
-fn a_missing_id_with_a_matching_key_recovers_the_session() {
-    let ws = Ws::new();
-    let id = ws.start("fix the login test");
-    let ev = ws.turn(json!({"type": "chat", "session_id": "",
-        "conversation_key": key("fix the login test"),
-        "messages": [user("fix the login test"), assistant("echo: fix the login test"), user("more")]}));
-    assert_eq!(types(&ev), PLAIN_TURN);
-    let init = find(&ev, "session_init");
-    assert_eq!(init["session_id"], id.as_str());
-    assert_eq!(init["recovered"], true);
-    assert_eq!(init["recovery_reason"], "session_id_missing");
+fn an_unknown_or_missing_id_whose_key_matches_recovers_that_session() {
+    for (session_id, next, reason) in [
+        (
+            "0000dead-0000-4000-8000-000000000000",
+            "and the other one",
+            "session_not_found",
+        ),
+        ("", "more", "session_id_missing"),
+    ] {
+        let ws = Ws::new();
+        let id = ws.start("fix the login test");
+        let ev = ws.turn(json!({"type": "chat", "session_id": session_id,
+            "conversation_key": key("fix the login test"),
+            "messages": [user("fix the login test"), assistant("echo: fix the login test"), user(next)]}));
+        assert_eq!(types(&ev), PLAIN_TURN, "{reason}");
+        let init = find(&ev, "session_init");
+        assert_eq!(init["session_id"], id.as_str());
+        assert_eq!(init["recovered"], true);
+        assert_eq!(init["recovery_reason"], reason);
+        assert_eq!(ws.sessions().count().unwrap(), 1, "{reason}");
+        assert_eq!(texts(&ws.sessions(), &id).len(), 4, "{reason}");
+    }
 }
 
 #[test]

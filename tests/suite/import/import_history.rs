@@ -87,6 +87,20 @@ fn calls_and_results(doc: &SessionFile) -> (Vec<String>, Vec<String>) {
     (calls, results)
 }
 
+/// A converted session's tokens summed over its messages: all input (cached included), cached
+/// input, output, reasoning.
+fn usage_totals(doc: &SessionFile) -> [u64; 4] {
+    let sum = |f: fn(&neocode::session::file::FileUsage) -> u64| -> u64 {
+        doc.messages.iter().map(|m| f(&m.usage)).sum()
+    };
+    [
+        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
+        sum(|u| u.cached_input_tokens),
+        sum(|u| u.output_tokens),
+        sum(|u| u.reasoning_tokens),
+    ]
+}
+
 fn convert_one(tool: SourceTool, path: &Path) -> SessionFile {
     let c = import::convert(tool, path).unwrap();
     c.sessions.into_iter().next().unwrap()
@@ -228,18 +242,9 @@ fn claude_subagents_link_to_their_parent_in_any_import_order() {
 fn codex_real_rollout_usage_matches_the_final_token_count() {
     let path = data(CODEX_FILE);
     let doc = convert_one(SourceTool::Codex, &path);
-    let sum = |f: fn(&neocode::session::file::FileUsage) -> u64| -> u64 {
-        doc.messages.iter().map(|m| f(&m.usage)).sum()
-    };
     // The rollout's last token_count: 55014 input (39040 cached), 893 output (281 reasoning).
     // Repeated token_count events count once; cached input is kept apart from input.
-    assert_eq!(
-        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
-        55014
-    );
-    assert_eq!(sum(|u| u.cached_input_tokens), 39040);
-    assert_eq!(sum(|u| u.output_tokens), 893);
-    assert_eq!(sum(|u| u.reasoning_tokens), 281);
+    assert_eq!(usage_totals(&doc), [55014, 39040, 893, 281]);
     // Every function call once with its output.
     let lines = source_lines(&path);
     let mut src_calls: Vec<String> = lines
@@ -687,16 +692,7 @@ fn hostile_codex_rollout_imports_what_is_sound() {
         .find(|c| c.id == "c2")
         .unwrap();
     assert_eq!(call2.arguments, "*** Begin Patch\n*** End Patch");
-    let sum = |f: fn(&neocode::session::file::FileUsage) -> u64| -> u64 {
-        doc.messages.iter().map(|m| f(&m.usage)).sum()
-    };
-    assert_eq!(
-        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
-        350
-    );
-    assert_eq!(sum(|u| u.cached_input_tokens), 190);
-    assert_eq!(sum(|u| u.output_tokens), 35);
-    assert_eq!(sum(|u| u.reasoning_tokens), 4);
+    assert_eq!(usage_totals(doc), [350, 190, 35, 4]);
     assert!(doc.messages[0].injected, "environment context");
     let plan = doc.session.plan.as_ref().unwrap();
     assert_eq!(plan.steps[1].title, "patch");

@@ -221,53 +221,36 @@ fn malformed_documents_name_the_json_path_and_write_nothing() {
     let good = valid_doc();
     assert!(file::parse(&good.to_string()).is_ok());
 
-    let mut cases: Vec<(&str, Value, &str, &str)> = Vec::new();
-    let mut d = good.clone();
-    d["session"].as_object_mut().unwrap().remove("title");
-    cases.push(("missing field", d, "$.session", "title"));
-    let mut d = good.clone();
-    d["messages"][1]["role"] = json!("robot");
-    cases.push(("bad enum", d, "$.messages[1].role", "robot"));
-    let mut d = good.clone();
-    d["session"]["status"] = json!("sleeping");
-    cases.push(("bad status", d, "$.session.status", "sleeping"));
-    let mut d = good.clone();
-    d["messages"][1]["seq"] = json!(1);
-    cases.push(("duplicate seq", d, "$.messages[1].seq", "duplicate"));
-    let mut d = good.clone();
-    d["messages"][1]["seq"] = json!(50);
-    cases.push(("out of seq order", d, "$.messages[2].seq", "seq order"));
-    let mut d = good.clone();
-    d["messages"][3]["tool_call_id"] = json!("call-ghost");
-    cases.push((
-        "orphan tool result",
-        d,
-        "$.messages[3].tool_call_id",
-        "call-ghost",
-    ));
-    let mut d = good.clone();
-    d["assets"][0]["data_base64"] = json!("!!not base64!!");
-    cases.push(("bad base64", d, "$.assets[0].data_base64", "base64"));
-    let mut d = good.clone();
-    d["messages"][1]["parts"][1]["asset_id"] = json!("ghost");
-    cases.push((
-        "unknown asset",
-        d,
-        "$.messages[1].parts[1].asset_id",
-        "ghost",
-    ));
-    let mut d = good.clone();
-    d["format"] = json!("something-else");
-    cases.push(("wrong format", d, "$.format", "neocode-session"));
-    let mut d = good.clone();
-    d["messages"][0]["created_at"] = json!("yesterday");
-    cases.push(("bad time", d, "$.messages[0].created_at", "RFC 3339"));
-    let mut d = good.clone();
-    d["session"]["id"] = json!("../escape");
-    cases.push(("bad id", d, "$.session.id", "invalid"));
-    let mut d = good.clone();
-    d["session"]["plan"]["steps"][0]["depends_on"] = json!(["c"]);
-    cases.push(("plan cycle", d, "$.session.plan.steps", "cycle"));
+    // Each case sets one place (a JSON pointer) of a valid export; the error must name the
+    // path and say the words given.
+    #[rustfmt::skip]
+    let sets = [
+        ("bad enum", "/messages/1/role", json!("robot"), "$.messages[1].role", "robot"),
+        ("bad status", "/session/status", json!("sleeping"), "$.session.status", "sleeping"),
+        ("duplicate seq", "/messages/1/seq", json!(1), "$.messages[1].seq", "duplicate"),
+        ("out of seq order", "/messages/1/seq", json!(50), "$.messages[2].seq", "seq order"),
+        ("orphan tool result", "/messages/3/tool_call_id", json!("call-ghost"),
+            "$.messages[3].tool_call_id", "call-ghost"),
+        ("bad base64", "/assets/0/data_base64", json!("!!not base64!!"),
+            "$.assets[0].data_base64", "base64"),
+        ("unknown asset", "/messages/1/parts/1/asset_id", json!("ghost"),
+            "$.messages[1].parts[1].asset_id", "ghost"),
+        ("wrong format", "/format", json!("something-else"), "$.format", "neocode-session"),
+        ("bad time", "/messages/0/created_at", json!("yesterday"),
+            "$.messages[0].created_at", "RFC 3339"),
+        ("bad id", "/session/id", json!("../escape"), "$.session.id", "invalid"),
+        ("plan cycle", "/session/plan/steps/0/depends_on", json!(["c"]),
+            "$.session.plan.steps", "cycle"),
+    ];
+    let mut missing = good.clone();
+    missing["session"].as_object_mut().unwrap().remove("title");
+    let mut cases = vec![("missing field", missing, "$.session", "title")];
+    for (what, at, value, path, needle) in sets {
+        let mut d = good.clone();
+        *d.pointer_mut(at)
+            .unwrap_or_else(|| panic!("{what}: no {at}")) = value;
+        cases.push((what, d, path, needle));
+    }
 
     let t = Env::new();
     let target = open_at(&t, "target");

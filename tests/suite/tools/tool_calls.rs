@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use neocode::runtime::tools::{self, ToolKind};
 use serde_json::json;
-use tool_support::{Space, call, eventually, exists, sh};
+use tool_support::{Space, call, eventually, exists, sh, sh_cancelled_after};
 
 #[test]
 fn registry_lists_every_tool_with_a_schema() {
@@ -550,18 +550,12 @@ fn background_processes_die_when_the_command_ends() {
 #[test]
 fn cancel_kills_the_running_command() {
     let s = Space::new();
-    let ctx = s.ctx();
-    let flag = ctx.cancel.clone();
-    let t = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(500));
-        flag.cancel();
-    });
     let started = Instant::now();
-    let out = sh(
-        &ctx,
+    let out = sh_cancelled_after(
+        &s.ctx(),
         &format!("({}) & sleep 120", tool_support::writer_loop("bg.log")),
+        Duration::from_millis(500),
     );
-    t.join().unwrap();
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(out.text.contains("cancelled by the user"), "{}", out.text);
     assert_eq!(out.metadata.unwrap()["cancelled"], true);

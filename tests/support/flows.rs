@@ -1,0 +1,52 @@
+//! Sequences several test files repeat: a background run killed once the scripted model was
+//! asked, and a plan run driven to its end.
+
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use neocode::runtime::agent::{Agent, PlanRequest, Target, TurnEvent};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
+
+use super::agent::drive;
+
+/// Waits until `srv` has recorded `n` requests (panicking with "`what`" after 30 s), then
+/// SIGKILLs `child` and reaps it.
+pub(crate) fn kill_once_asked(srv: &ScriptedServer, n: usize, child: &mut Child, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while srv.request_count() < n {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+}
+
+/// A model that calls `tool` with `args` (call `ids[0]`), answers `answers[0]` when that was
+/// refused, then calls it again (`ids[1]`) and answers `answers[1]`.
+pub(crate) fn called_twice(
+    ids: [&str; 2],
+    tool: &str,
+    args: &str,
+    answers: [&str; 2],
+) -> Vec<Reply> {
+    vec![
+        Reply::tool_calls(&[(ids[0], tool, args)]),
+        Reply::text(answers[0]),
+        Reply::tool_calls(&[(ids[1], tool, args)]),
+        Reply::text(answers[1]),
+    ]
+}
+
+/// Runs plan `req` on `target` to its end with no command sent; its session and events.
+pub(crate) fn plan_run(
+    agent: &Agent,
+    target: Target,
+    req: PlanRequest,
+) -> (String, Vec<TurnEvent>) {
+    let h = agent.watch_plan(target, req).unwrap();
+    let evs = drive(&h, |_| None);
+    let id = h.session_id.clone();
+    h.join();
+    (id, evs)
+}
