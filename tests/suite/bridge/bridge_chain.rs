@@ -324,6 +324,20 @@ fn key(t: &str) -> String {
     conversation_key(t)
 }
 
+/// What a session holds after the echo model answered each of `prompts`: the prompt, then
+/// `echo: ` and the prompt.
+fn echoed(prompts: &[&str]) -> Vec<(Role, String)> {
+    prompts
+        .iter()
+        .flat_map(|p| {
+            [
+                (Role::User, p.to_string()),
+                (Role::Assistant, format!("echo: {p}")),
+            ]
+        })
+        .collect()
+}
+
 fn texts(s: &Sessions, id: &str) -> Vec<(Role, String)> {
     s.load(id)
         .unwrap()
@@ -356,13 +370,7 @@ fn a_new_conversation_gets_a_new_session_with_its_key() {
     );
     assert_eq!(h.workdir, ws.workdir.display().to_string());
     // The system message is the plugin's, not part of the transcript.
-    assert_eq!(
-        texts(&s, id),
-        [
-            (Role::User, "hello there".to_string()),
-            (Role::Assistant, "echo: hello there".to_string())
-        ]
-    );
+    assert_eq!(texts(&s, id), echoed(&["hello there"]));
     assert_eq!(
         find(&ev, "finish")["usage"],
         json!({"input_tokens": 10, "output_tokens": 2})
@@ -543,26 +551,11 @@ fn a_diverging_history_forks_and_leaves_the_session_alone() {
     assert!(w["message"].as_str().unwrap().contains(&fork), "{w}");
     let s = ws.sessions();
     // The original is untouched ...
-    assert_eq!(
-        texts(&s, &id),
-        [
-            (Role::User, "plan a trip".into()),
-            (Role::Assistant, "echo: plan a trip".into()),
-            (Role::User, "to Rome".into()),
-            (Role::Assistant, "echo: to Rome".into()),
-        ]
-    );
+    assert_eq!(texts(&s, &id), echoed(&["plan a trip", "to Rome"]));
     // ... and the fork holds the caller's history, taken at the divergence point.
     assert_eq!(
         texts(&s, &fork),
-        [
-            (Role::User, "plan a trip".into()),
-            (Role::Assistant, "echo: plan a trip".into()),
-            (Role::User, "to Oslo".into()),
-            (Role::Assistant, "echo: to Oslo".into()),
-            (Role::User, "by train".into()),
-            (Role::Assistant, "echo: by train".into()),
-        ]
+        echoed(&["plan a trip", "to Oslo", "by train"])
     );
     let h = s.header(&fork).unwrap();
     assert_eq!(h.parent_id.as_deref(), Some(id.as_str()));
@@ -764,12 +757,6 @@ fn a_retry_after_a_failed_turn_answers_the_stored_prompt_without_a_fork() {
     let ev = ws.turn(json!({"type": "chat", "session_id": id, "messages": [user("fail once")]}));
     assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
-    assert_eq!(
-        texts(&ws.sessions(), &id),
-        [
-            (Role::User, "fail once".to_string()),
-            (Role::Assistant, "echo: fail once".to_string())
-        ]
-    );
+    assert_eq!(texts(&ws.sessions(), &id), echoed(&["fail once"]));
     assert_eq!(ws.sessions().count().unwrap(), 1);
 }

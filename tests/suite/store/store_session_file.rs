@@ -134,12 +134,19 @@ fn open_at(t: &Env, name: &str) -> Store {
     Store::open(t.sibling(name).paths).unwrap()
 }
 
+/// A store on workspace `tmp/<name>` holding the [`rich`] session; the store, the session's id
+/// and its export.
+fn exported_rich(t: &Env, name: &str) -> (Store, String, SessionFile) {
+    let a = open_at(t, name);
+    let id = rich(&a);
+    let doc = file::export(&a, &id).unwrap();
+    (a, id, doc)
+}
+
 #[test]
 fn export_parse_import_export_is_identical() {
     let t = Env::new();
-    let a = open_at(&t, "one");
-    let id = rich(&a);
-    let first = file::export(&a, &id).unwrap();
+    let (a, id, first) = exported_rich(&t, "one");
     let text = serde_json::to_string_pretty(&first).unwrap();
     let parsed = file::parse(&text).unwrap();
     assert_eq!(parsed, first);
@@ -180,9 +187,7 @@ fn export_parse_import_export_is_identical() {
 #[test]
 fn an_existing_id_is_refused_unless_a_new_id_is_asked_for() {
     let t = Env::new();
-    let a = open_at(&t, "one");
-    let id = rich(&a);
-    let doc = file::export(&a, &id).unwrap();
+    let (a, id, doc) = exported_rich(&t, "one");
     match file::import(&a, &doc, false) {
         Err(StoreError::AlreadyExists(x)) => assert_eq!(x, id),
         other => panic!("expected AlreadyExists, got {other:?}"),
@@ -206,10 +211,8 @@ fn an_existing_id_is_refused_unless_a_new_id_is_asked_for() {
 
 /// A valid export as a JSON value, to break in one place.
 fn valid_doc() -> Value {
-    let t = Env::new();
-    let a = open_at(&t, "src");
-    let id = rich(&a);
-    serde_json::to_value(file::export(&a, &id).unwrap()).unwrap()
+    let (_, _, doc) = exported_rich(&Env::new(), "src");
+    serde_json::to_value(doc).unwrap()
 }
 
 fn rejected(doc: &Value) -> file::FileError {

@@ -33,6 +33,18 @@ fn enforced(test: &str) -> bool {
     false
 }
 
+/// A new [`Space`] when the kernel enforces the sandbox here (see [`enforced`]).
+fn enforced_space(test: &str) -> Option<Space> {
+    enforced(test).then(Space::new)
+}
+
+/// `name` written outside the workspace holding `text`; its path.
+fn outside_file(s: &Space, name: &str, text: &str) -> std::path::PathBuf {
+    let p = s.outside.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
 /// The command's own error for a denied write: EACCES from Landlock, or EROFS from the
 /// read-only mounts of the namespace box (which stop it first).
 fn denied(text: &str) -> bool {
@@ -108,10 +120,9 @@ fn this_machine_enforces_the_sandbox_or_says_why() {
 
 #[test]
 fn writing_inside_the_workspace_and_tmpdir_works() {
-    if !enforced("writing_inside") {
+    let Some(s) = enforced_space("writing_inside") else {
         return;
-    }
-    let s = Space::new();
+    };
     let ctx = s.ctx();
     let out = sh(
         &ctx,
@@ -128,10 +139,9 @@ fn writing_inside_the_workspace_and_tmpdir_works() {
 
 #[test]
 fn touch_outside_the_workspace_fails_and_says_the_sandbox_blocked_it() {
-    if !enforced("touch_outside") {
+    let Some(s) = enforced_space("touch_outside") else {
         return;
-    }
-    let s = Space::new();
+    };
     let target = s.outside.join("new.txt");
     let out = sh(&s.ctx(), &format!("touch '{}'", target.display()));
     assert_denied(&out);
@@ -150,12 +160,10 @@ fn touch_outside_the_workspace_fails_and_says_the_sandbox_blocked_it() {
 
 #[test]
 fn writing_through_a_symlink_that_points_out_fails() {
-    if !enforced("symlink_out") {
+    let Some(s) = enforced_space("symlink_out") else {
         return;
-    }
-    let s = Space::new();
-    let victim = s.outside.join("victim.txt");
-    std::fs::write(&victim, "original\n").unwrap();
+    };
+    let victim = outside_file(&s, "victim.txt", "original\n");
     symlink(&victim, s.root.join("link")).unwrap();
     symlink(&s.outside, s.root.join("linkdir")).unwrap();
     let out = sh(&s.ctx(), "echo pwned > link");
@@ -169,12 +177,10 @@ fn writing_through_a_symlink_that_points_out_fails() {
 
 #[test]
 fn removing_or_moving_a_file_outside_fails() {
-    if !enforced("rm_outside") {
+    let Some(s) = enforced_space("rm_outside") else {
         return;
-    }
-    let s = Space::new();
-    let keep = s.outside.join("keep.txt");
-    std::fs::write(&keep, "keep\n").unwrap();
+    };
+    let keep = outside_file(&s, "keep.txt", "keep\n");
     let out = sh(&s.ctx(), &format!("rm -f '{}'", keep.display()));
     assert_denied(&out);
     let out = sh(&s.ctx(), &format!("mv '{}' ./stolen.txt", keep.display()));
@@ -196,10 +202,9 @@ fn no_connection(listener: &TcpListener) -> bool {
 
 #[test]
 fn tcp_and_udp_to_localhost_are_denied_unless_the_network_is_allowed() {
-    if !enforced("network") {
+    let Some(s) = enforced_space("network") else {
         return;
-    }
-    let s = Space::new();
+    };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let connect = format!("bash -c 'echo hello > /dev/tcp/127.0.0.1/{port}'");
@@ -272,10 +277,9 @@ fn commands_cannot_signal_neocode_but_can_signal_their_own_children() {
 
 #[test]
 fn read_only_mode_writes_nowhere() {
-    if !enforced("read_only") {
+    let Some(s) = enforced_space("read_only") else {
         return;
-    }
-    let s = Space::new();
+    };
     s.write("a.txt", "before\n");
     let mut ctx = s.ctx();
     ctx.sandbox.mode = SandboxMode::ReadOnly;
@@ -637,8 +641,7 @@ fn metadata_outside_the_workspace_does_not_change() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     for (name, settings) in modes() {
         let s = Space::new();
-        let victim = s.outside.join("victim.txt");
-        std::fs::write(&victim, "keep\n").unwrap();
+        let victim = outside_file(&s, "victim.txt", "keep\n");
         std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
         let before = std::fs::metadata(&victim).unwrap();
         let v = victim.display();
