@@ -1,7 +1,7 @@
 //! End-to-end tests of `neocode acp`: the real binary as an editor's ACP agent, against a
 //! scripted model on 127.0.0.1, driven line by line over stdin/stdout.
 
-use crate::support::bridge::{Env, NotJson, json_lines};
+use crate::support::bridge::{Env, NotJson, spawn_json};
 
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -34,16 +34,14 @@ pub(super) struct Acp {
 
 impl Acp {
     pub(super) fn start(env: &Env) -> Acp {
-        let mut child = Command::new(BIN)
-            .arg("acp")
-            .envs(vars(env))
-            .current_dir(&env.workdir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let out = json_lines(child.stdout.take().unwrap(), NotJson::Panic);
+        let (mut child, out) = spawn_json(
+            Command::new(BIN)
+                .arg("acp")
+                .envs(vars(env))
+                .current_dir(&env.workdir),
+            Stdio::inherit(),
+            NotJson::Panic,
+        );
         Acp {
             stdin: child.stdin.take(),
             child,

@@ -19,7 +19,7 @@ use neocode::testkit::scripted::{Reply, Stream};
 use serde_json::{Value, json};
 
 use crate::support;
-use crate::support::bridge::{Env, NotJson, json_lines};
+use crate::support::bridge::{Env, NotJson, spawn_json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
@@ -274,18 +274,15 @@ impl Provider {
     }
 
     fn spawn(&self) -> (Child, Receiver<Value>) {
-        let mut child = Command::new(BIN)
-            .args(["bridge", "--dialect", "nonoka"])
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&self.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
         // The provider ignores lines that are not JSON.
-        let rx = json_lines(child.stdout.take().unwrap(), NotJson::Skip);
-        (child, rx)
+        spawn_json(
+            Command::new(BIN)
+                .args(["bridge", "--dialect", "nonoka"])
+                .envs(self.env.iter().map(|(k, v)| (k, v)))
+                .current_dir(&self.cwd),
+            Stdio::null(),
+            NotJson::Skip,
+        )
     }
 
     fn chat(&mut self, prompt: &[Value]) -> Call {
