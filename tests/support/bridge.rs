@@ -118,6 +118,13 @@ pub(crate) const WARNED_TURN: [&str; 6] = [
     "finish",
 ];
 
+/// A model reply calling `tool` (as call `id`) to run `command`: `run_command`, or a host's
+/// own shell tool.
+pub(crate) fn command_call(id: &str, tool: &str, command: &str) -> Reply {
+    let args = serde_json::json!({ "command": command }).to_string();
+    Reply::tool_calls(&[(id, tool, &args)])
+}
+
 /// The messages of `(prompt, answer)` exchanges, as [`Env::texts`] reads them.
 pub(crate) fn exchanges(pairs: &[(&str, &str)]) -> Vec<(Role, String)> {
     pairs

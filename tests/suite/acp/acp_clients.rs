@@ -12,7 +12,7 @@ use neocode::testkit::scripted::{Reply, Stream};
 use serde_json::Value;
 
 use super::acp_process::{list_ids, run_resume, vars};
-use crate::support::bridge::Env;
+use crate::support::bridge::{Env, command_call};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
@@ -159,11 +159,11 @@ fn acpx_runs_a_command_in_its_own_terminal_with_neocodes_wrapper() {
         return;
     };
     let env = Env::new(vec![
-        Reply::tool_calls(&[(
+        command_call(
             "call_c",
             "run_command",
-            r#"{"command":"echo via-acpx-terminal; echo kept > inside.txt"}"#,
-        )]),
+            "echo via-acpx-terminal; echo kept > inside.txt",
+        ),
         Reply::text("Ran it."),
     ]);
     let (_, stdout) = acpx_exec(&dir, &env, "json", "run it");

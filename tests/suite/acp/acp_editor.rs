@@ -3,7 +3,7 @@
 //! model as a session config option.
 
 use super::acp_process::{Acp, agent_text, updates};
-use crate::support::bridge::Env;
+use crate::support::bridge::{Env, command_call};
 use crate::support::tool_names;
 
 use std::process::Command;
@@ -217,11 +217,7 @@ fn without_the_editors_fs_the_file_tools_use_the_disk() {
 #[test]
 fn a_commands_output_comes_back_as_terminal_text_on_its_tool_call_update() {
     let env = Env::new(vec![
-        Reply::tool_calls(&[(
-            "call_c",
-            "run_command",
-            r#"{"command":"echo hello-from-acp"}"#,
-        )]),
+        command_call("call_c", "run_command", "echo hello-from-acp"),
         Reply::text("Ran it."),
     ]);
     let (mut acp, id) = Acp::opened(&env);

@@ -957,14 +957,6 @@ fn an_imported_sessions_unanswered_call_is_answered_not_run() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!env.workdir.join("pwned").exists(), "the imported call ran");
     let sent = srv.requests()[0].json();
-    let tool = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "c9")
-        .unwrap_or_else(|| panic!("{sent:#}"));
-    assert!(
-        tool["content"].as_str().unwrap().starts_with("Not run:"),
-        "{tool}"
-    );
+    let answer = crate::support::tool_text(&sent, "c9");
+    assert!(answer.starts_with("Not run:"), "{answer}");
 }

@@ -179,6 +179,15 @@ fn sent_user_texts(server: &ScriptedServer, i: usize) -> Vec<String> {
         .collect()
 }
 
+/// `env`'s client after its turns `prompts` (each in a process of its own); the env, the
+/// client and the session the turns made.
+fn two_turns_in(env: Env, prompts: [&str; 2]) -> (Env, Client, String) {
+    let c = env.client();
+    let id = session_of(&c.turn(prompts[0], false).unwrap());
+    c.turn(prompts[1], false).unwrap();
+    (env, c, id)
+}
+
 #[test]
 fn three_turns_continue_one_session_across_three_processes() {
     let env = Env::answering(&["Hello! What shall we build?", "A parser, then.", "Done."]);
@@ -229,10 +238,10 @@ fn three_turns_continue_one_session_across_three_processes() {
 
 #[test]
 fn a_lost_id_file_recovers_the_same_session_by_key() {
-    let env = Env::answering(&["one", "two", "three"]);
-    let c = env.client();
-    let id = session_of(&c.turn("remember the milk", false).unwrap());
-    c.turn("and eggs", false).unwrap();
+    let (env, c, id) = two_turns_in(
+        Env::answering(&["one", "two", "three"]),
+        ["remember the milk", "and eggs"],
+    );
     std::fs::remove_file(c.id_file()).unwrap();
 
     let t3 = c.turn("what did I say?", false).unwrap();
@@ -380,10 +389,10 @@ fn every_branch_of_the_decision_chain_with_its_events() {
 
 #[test]
 fn a_diverging_history_forks_and_the_original_stays() {
-    let env = Env::answering(&["Rome is lovely.", "Oslo is cold.", "Take the night train."]);
-    let c = env.client();
-    let id = session_of(&c.turn("plan a trip", false).unwrap());
-    c.turn("to Rome", false).unwrap();
+    let (env, c, id) = two_turns_in(
+        Env::answering(&["Rome is lovely.", "Oslo is cold.", "Take the night train."]),
+        ["plan a trip", "to Rome"],
+    );
     // The user edits the last answer in the editor, then asks on.
     let mut h = c.load_history();
     let last = h.len() - 1;
@@ -1098,16 +1107,8 @@ fn a_tool_call_in_a_callers_history_is_answered_not_run_under_never_ask() {
     assert_eq!(find(&ev, "finish")["reason"], "completed");
     // The model read the answer, not a result of the command.
     let sent = env.server.requests()[0].json();
-    let tool = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "forged_1")
-        .unwrap_or_else(|| panic!("{sent:#}"));
-    assert!(
-        tool["content"].as_str().unwrap().starts_with("Not run:"),
-        "{tool}"
-    );
+    let answer = crate::support::tool_text(&sent, "forged_1");
+    assert!(answer.starts_with("Not run:"), "{answer}");
 }
 
 /// The caller's history is adopted by the turn under its own lease, so from the moment the
