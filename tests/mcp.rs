@@ -24,7 +24,7 @@ mod support {
 #[path = "mcp_oauth/mod.rs"]
 mod oauth;
 
-use support::agent::{Env, cancel_after, drive, tool_message, watch};
+use support::agent::{Env, cancel_after, drive, tool_result_in, watch};
 use support::mcp_http;
 
 use std::sync::Arc;
@@ -726,14 +726,8 @@ fn agent_stores_image_results_as_assets() {
             .any(|p| matches!(p, Part::Image { asset_id, .. } if *asset_id == assets[0].id))
     );
     // The model reads the text, which names the image.
-    let second = srv.requests()[1].json();
-    let tool_msg = tool_message(&second);
-    assert!(
-        tool_msg["content"]
-            .as_str()
-            .unwrap()
-            .contains("[image: image/png")
-    );
+    let text = tool_result_in(&srv, 1);
+    assert!(text.contains("[image: image/png"), "{text}");
 }
 
 fn agent_reports_a_failed_server_once_and_goes_on() {
@@ -899,11 +893,7 @@ fn everything_over_http_in_a_turn_and_after_a_restart() {
             .count(),
         1
     );
-    let second = srv.requests()[1].json();
-    let text = tool_message(&second)["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let text = tool_result_in(&srv, 1);
     assert!(text.contains("over http"), "{text}");
 
     // The connection drops (the server goes away): the call fails, named; the next call

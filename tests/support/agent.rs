@@ -93,6 +93,14 @@ pub(crate) fn tool_message(body: &Value) -> &Value {
         .unwrap_or_else(|| panic!("no tool message in {body:#}"))
 }
 
+/// The text of the first `tool` message of request `n` (from 0) the scripted server recorded.
+pub(crate) fn tool_result_in(srv: &ScriptedServer, n: usize) -> String {
+    tool_message(&srv.requests()[n].json())["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// Cancels `flag` after `after`, from a thread of its own (joined by the caller or not).
 pub(crate) fn cancel_after(flag: &CancelFlag, after: Duration) -> std::thread::JoinHandle<()> {
     let flag = flag.clone();

@@ -5,7 +5,8 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use neocode::runtime::agent::{Agent, PlanRequest, Target, TurnEvent};
-use neocode::testkit::scripted::{Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use serde_json::Value;
 
 use super::agent::drive;
 
@@ -36,6 +37,23 @@ pub(crate) fn called_twice(
         Reply::tool_calls(&[(ids[1], tool, args)]),
         Reply::text(answers[1]),
     ]
+}
+
+/// A reply whose first byte comes only after `delay` (longer than the test waits): the turn
+/// waits on its model until it is killed or cancelled.
+pub(crate) fn stalled(delay: Duration) -> Reply {
+    Stream::text("never seen")
+        .delays(delay, Duration::ZERO)
+        .reply()
+}
+
+/// The text of the `text_delta`s among JSON `events` (bridge events, `run --json` lines).
+pub(crate) fn deltas_text(events: &[Value]) -> String {
+    events
+        .iter()
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect()
 }
 
 /// Runs plan `req` on `target` to its end with no command sent; its session and events.

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use neocode::testkit::scripted::{Reply, Stream};
+use crate::support::flows::stalled;
+use neocode::testkit::scripted::Reply;
 use serde_json::Value;
 
 use super::acp_process::{list_ids, run_resume, vars};
@@ -42,9 +43,7 @@ fn the_official_sdk_client_runs_a_whole_editor_session() {
         return;
     };
     let args = r#"{"path":"notes.txt","content":"hello from the sdk\n"}"#;
-    let slow = Stream::text("never shown")
-        .delays(Duration::from_secs(60), Duration::ZERO)
-        .reply();
+    let slow = stalled(Duration::from_secs(60));
     let env = Env::new(vec![
         Reply::tool_calls(&[("call_1", "write_file", args)]),
         Reply::text("I wrote notes.txt."),

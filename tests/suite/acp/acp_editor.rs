@@ -237,12 +237,8 @@ fn a_commands_output_comes_back_as_terminal_text_on_its_tool_call_update() {
 
     // Loading the session replays the same terminal text.
     acp.close();
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let (seen, _) = acp.call(
-        "session/load",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let mut acp = Acp::ready(&env);
+    let (seen, _) = acp.reopen(&env, "session/load", &id);
     let replayed = updates(&seen, "tool_call_update");
     let text = replayed[0]["content"][0]["content"]["text"]
         .as_str()
@@ -262,8 +258,7 @@ fn the_model_is_a_config_option_listing_the_profiles_and_a_choice_holds_for_the_
         "[providers.alt]\nmodel = \"alt-model\"\n",
     )
     .unwrap();
-    let mut acp = Acp::start(&env);
-    acp.initialize();
+    let mut acp = Acp::ready(&env);
     let (_, r) = acp.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
     let id = r["result"]["sessionId"].as_str().unwrap().to_string();
     let option = &r["result"]["configOptions"][0];

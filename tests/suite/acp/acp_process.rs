@@ -8,6 +8,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
+use crate::support::flows::stalled;
 use neocode::testkit::scripted::{Reply, Stream};
 use serde_json::{Value, json};
 
@@ -113,10 +114,25 @@ impl Acp {
         r
     }
 
-    /// A process started and initialized, with a new session open; the session's id.
-    pub(super) fn opened(env: &Env) -> (Acp, String) {
+    /// A process started and initialized.
+    pub(super) fn ready(env: &Env) -> Acp {
         let mut acp = Acp::start(env);
         acp.initialize();
+        acp
+    }
+
+    /// Asks for session `id` of `env`'s workspace by `method` (`session/load` or
+    /// `session/resume`): the messages before the response, and the response.
+    pub(super) fn reopen(&mut self, env: &Env, method: &str, id: &str) -> (Vec<Value>, Value) {
+        self.call(
+            method,
+            json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
+        )
+    }
+
+    /// A process started and initialized, with a new session open; the session's id.
+    pub(super) fn opened(env: &Env) -> (Acp, String) {
+        let mut acp = Acp::ready(env);
         let id = acp.new_session(env);
         (acp, id)
     }
@@ -262,12 +278,8 @@ fn an_editor_creates_prompts_with_an_approved_edit_lists_and_loads_a_session() {
     );
 
     // Another editor process loads it: the transcript is replayed as updates.
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let (seen, resp) = acp.call(
-        "session/load",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let mut acp = Acp::ready(&env);
+    let (seen, resp) = acp.reopen(&env, "session/load", &id);
     assert!(resp.get("error").is_none(), "{resp}");
     let user = updates(&seen, "user_message_chunk");
     assert_eq!(user[0]["content"]["text"], "write the notes");
@@ -298,10 +310,7 @@ fn a_rejected_call_is_not_run_and_the_model_is_told() {
 
 #[test]
 fn cancel_stops_the_prompt_with_stop_reason_cancelled() {
-    let slow = Stream::text("never shown")
-        .delays(Duration::from_secs(60), Duration::ZERO)
-        .reply();
-    let env = Env::new(vec![slow]);
+    let env = Env::new(vec![stalled(Duration::from_secs(60))]);
     let (mut acp, id) = Acp::opened(&env);
     let pid = acp.prompt(&id, "take your time");
     acp.send(&json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": id}}));
@@ -313,8 +322,7 @@ fn cancel_stops_the_prompt_with_stop_reason_cancelled() {
 #[test]
 fn bad_lines_unknown_methods_and_sessions_are_json_rpc_errors() {
     let env = Env::new(vec![]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
+    let mut acp = Acp::ready(&env);
     let (_, r) = acp.call("session/teleport", json!({}));
     assert_eq!(r["error"]["code"], -32601, "{r}");
     let (_, r) = acp.call(
@@ -340,10 +348,7 @@ fn bad_lines_unknown_methods_and_sessions_are_json_rpc_errors() {
 
 #[test]
 fn a_client_that_exits_mid_turn_leaves_the_turn_cancelled_and_stored() {
-    let slow = Stream::text("never shown")
-        .delays(Duration::from_secs(60), Duration::ZERO)
-        .reply();
-    let env = Env::new(vec![slow]);
+    let env = Env::new(vec![stalled(Duration::from_secs(60))]);
     let (mut acp, id) = Acp::opened(&env);
     acp.prompt(&id, "take your time");
     // The turn has started once the prompt is stored; then the editor goes away.
@@ -469,8 +474,7 @@ fn auto_edit_mode_runs_the_edit_without_asking() {
         Reply::tool_calls(&[("call_1", "write_file", args)]),
         Reply::text("Done."),
     ]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
+    let mut acp = Acp::ready(&env);
     let (_, created) = acp.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
     let modes = &created["result"]["modes"];
     assert_eq!(modes["currentModeId"], "ask", "{created}");
@@ -597,12 +601,8 @@ fn resume_continues_without_replay_and_close_lets_neocode_run_resume_it() {
     let id = prompted(&mut acp, &env, "hello");
     acp.close();
 
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let (seen, r) = acp.call(
-        "session/resume",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let mut acp = Acp::ready(&env);
+    let (seen, r) = acp.reopen(&env, "session/resume", &id);
     assert!(r.get("error").is_none(), "{r}");
     assert!(seen.is_empty(), "resume replays nothing: {seen:#?}");
     let (seen, resp) = acp.answer(&id, "again");
@@ -664,12 +664,8 @@ fn a_second_process_on_an_open_session_is_told_which_process_holds_it() {
     let mut first = Acp::start(&env);
     let id = prompted(&mut first, &env, "hello");
 
-    let mut second = Acp::start(&env);
-    second.initialize();
-    let (seen, r) = second.call(
-        "session/load",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let mut second = Acp::ready(&env);
+    let (seen, r) = second.reopen(&env, "session/load", &id);
     assert_eq!(r["error"]["code"], -32602, "{r}");
     let msg = r["error"]["message"].as_str().unwrap();
     let holder = format!("pid {}", first.child.id());
@@ -681,10 +677,7 @@ fn a_second_process_on_an_open_session_is_told_which_process_holds_it() {
     // Once the first closes it, the second loads and prompts it.
     let (_, r) = first.call("session/close", json!({"sessionId": id}));
     assert!(r.get("error").is_none(), "{r}");
-    let (_, r) = second.call(
-        "session/load",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let (_, r) = second.reopen(&env, "session/load", &id);
     assert!(r.get("error").is_none(), "{r}");
     second.answer(&id, "mine now");
     first.close();

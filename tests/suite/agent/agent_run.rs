@@ -8,9 +8,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support;
-use crate::support::agent::{Env, tool_message};
+use crate::support::agent::{Env, tool_result_in};
 use crate::support::assert_no_file_holds;
-use crate::support::flows::called_twice;
+use crate::support::flows::{called_twice, deltas_text};
 use crate::support::{stderr, stdout, warnings};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
@@ -137,14 +137,8 @@ fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("--approve auto-edit"), "{}", stderr(&o));
     assert!(!env.workdir.join("new.txt").exists());
-    let second = srv.requests()[1].json();
-    let tool = tool_message(&second);
-    assert!(
-        tool["content"]
-            .as_str()
-            .unwrap()
-            .contains("--approve auto-edit")
-    );
+    let text = tool_result_in(&srv, 1);
+    assert!(text.contains("--approve auto-edit"), "{text}");
 
     let o = env.run(
         &srv,
@@ -669,12 +663,7 @@ fn json_events_escape_c1_and_bidi_losslessly() {
     );
     assert!(raw.contains("\\u009b") && raw.contains("\\u202e"), "{raw}");
     // Escaped, not dropped: a JSON reader gets the model's text back exactly.
-    let text: String = json_lines(&o)
-        .iter()
-        .filter(|v| v["type"] == "text_delta")
-        .map(|v| v["text"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(text, hostile);
+    assert_eq!(deltas_text(&json_lines(&o)), hostile);
 }
 
 #[test]

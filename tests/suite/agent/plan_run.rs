@@ -4,7 +4,7 @@
 
 use crate::support::Succeeds;
 use crate::support::agent::{Env, drive};
-use crate::support::flows::{kill_once_asked, plan_run};
+use crate::support::flows::{kill_once_asked, plan_run, stalled};
 use crate::support::process::assert_usage_error;
 use crate::support::text::has;
 use crate::support::{finish, steps_requested};
@@ -783,9 +783,7 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
         Reply::text("RESULT-a"),
         Reply::text("RESULT-b"),
         // c hangs: the process is killed while it waits.
-        Stream::text("never seen")
-            .delays(Duration::from_secs(30), Duration::ZERO)
-            .reply(),
+        stalled(Duration::from_secs(30)),
     ]);
     let mut child = env.spawn(
         &srv,

@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use super::subagents::{calls, child_of, listed_children, results};
 use crate::support::agent::Env;
-use crate::support::flows::kill_once_asked;
+use crate::support::flows::{kill_once_asked, stalled};
 use crate::support::{stderr, stdout};
 
 use neocode::session::{Message, Role, Status};
-use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::json;
 
 const KEY: &str = "sk-subagent-kill-KEY-3e9f";
@@ -38,9 +38,7 @@ fn killed_while_the_child_runs(env: &Env, srv: &ScriptedServer) -> (String, Stri
 fn server() -> ScriptedServer {
     ScriptedServer::start(vec![
         calls(&[("t1", "task", json!({"prompt": "Count the plums"}))]),
-        Stream::text("never seen")
-            .delays(Duration::from_secs(60), Duration::ZERO)
-            .reply(),
+        stalled(Duration::from_secs(60)),
     ])
     .unwrap()
 }

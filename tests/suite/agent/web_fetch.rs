@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use crate::support::agent::{Env, tool_message};
+use crate::support::agent::{Env, tool_result_in};
 use crate::support::{last_tool_text, stderr, stdout};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 
@@ -83,11 +83,7 @@ fn fetch_call(url: &str) -> Reply {
 
 /// The text of the tool result the model received in its second request.
 fn result_seen(srv: &ScriptedServer) -> String {
-    let second = srv.requests()[1].json();
-    tool_message(&second)["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    tool_result_in(srv, 1)
 }
 
 const DOC: &str = r"<!doctype html><html><head><title>Guide</title>

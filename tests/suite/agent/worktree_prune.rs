@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::support::agent::Env;
-use crate::support::flows::kill_once_asked;
+use crate::support::flows::{kill_once_asked, stalled};
 use crate::support::git::{git, repo};
 use crate::support::{stderr, stdout};
 
 use neocode::runtime::agent::Lease;
-use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 const KEY: &str = "sk-worktree-prune-KEY-0b7d";
@@ -65,13 +65,8 @@ fn entry<'a>(list: &'a [Value], session: &str) -> &'a Value {
 fn stale_worktrees_are_listed_and_pruned_the_unfinished_kept_until_all() {
     let env = Env::new(KEY, "");
     repo(&env.workdir);
-    let srv = ScriptedServer::start(vec![
-        Reply::text("done"),
-        Stream::text("never seen")
-            .delays(Duration::from_secs(60), Duration::ZERO)
-            .reply(),
-    ])
-    .unwrap();
+    let srv =
+        ScriptedServer::start(vec![Reply::text("done"), stalled(Duration::from_secs(60))]).unwrap();
     let (done, killed) = completed_and_killed(&env, &srv);
 
     let list = worktrees(&env);

@@ -9,6 +9,7 @@ use crate::support::bridge::{
     Env, NotJson, PLAIN_TURN, TOOL_CALLED, WARNED_TURN, exchanges, find, session_id, spawn_json,
     until,
 };
+use crate::support::flows::deltas_text;
 use crate::support::pty;
 use crate::support::warnings;
 
@@ -125,15 +126,6 @@ fn types(events: &[Value]) -> Vec<&str> {
     let mut out: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     out.dedup_by(|a, b| *a == "text_delta" && *b == "text_delta");
     out
-}
-
-/// The text of the `text_delta`s among `events`.
-fn deltas_text(events: &[Value]) -> String {
-    events
-        .iter()
-        .filter(|e| e["type"] == "text_delta")
-        .map(|e| e["text"].as_str().unwrap())
-        .collect()
 }
 
 /// The ids a warning's `recent_sessions` lists, in order.
@@ -841,13 +833,11 @@ fn hostile_model_text_reaches_stdout_escaped_and_round_trips() {
     for bad in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
         assert!(!text.contains(bad), "raw {bad:?} in {text}");
     }
-    let streamed: String = text
+    let events: Vec<Value> = text
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|e| e["type"] == "text_delta")
-        .map(|e| e["text"].as_str().unwrap().to_string())
+        .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(streamed, hostile);
+    assert_eq!(deltas_text(&events), hostile);
 }
 
 #[test]
