@@ -41,6 +41,21 @@ impl Env {
         Env::new(texts.iter().map(|t| Reply::text(t)).collect())
     }
 
+    /// [`Env::new`] with a model that answers `answer 0`, `answer 1`, … `n` times.
+    pub(crate) fn numbered(n: usize) -> Env {
+        Env::new(
+            (0..n)
+                .map(|i| Reply::text(&format!("answer {i}")))
+                .collect(),
+        )
+    }
+
+    /// This env with `config` as its home's `config.toml`.
+    pub(crate) fn configured(self, config: &str) -> Env {
+        std::fs::write(self.home.join("config.toml"), config).unwrap();
+        self
+    }
+
     /// Each stored message of session `id`: its role and text.
     pub(crate) fn texts(&self, id: &str) -> Vec<(Role, String)> {
         self.sessions()
@@ -123,6 +138,17 @@ pub(crate) const WARNED_TURN: [&str; 6] = [
 pub(crate) fn command_call(id: &str, tool: &str, command: &str) -> Reply {
     let args = serde_json::json!({ "command": command }).to_string();
     Reply::tool_calls(&[(id, tool, &args)])
+}
+
+/// A model reply calling `write_file` (as call `id`) to write `content` to `path`, the
+/// arguments in that order.
+pub(crate) fn write_call(id: &str, path: &str, content: &str) -> Reply {
+    let args = format!(
+        r#"{{"path":{},"content":{}}}"#,
+        Value::from(path),
+        Value::from(content)
+    );
+    Reply::tool_calls(&[(id, "write_file", &args)])
 }
 
 /// The messages of `(prompt, answer)` exchanges, as [`Env::texts`] reads them.

@@ -13,7 +13,7 @@ use neocode::testkit::scripted::Reply;
 use serde_json::Value;
 
 use super::acp_process::{list_ids, run_resume, vars};
-use crate::support::bridge::{Env, command_call};
+use crate::support::bridge::{Env, command_call, write_call};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
@@ -42,10 +42,9 @@ fn the_official_sdk_client_runs_a_whole_editor_session() {
     let Some(dir) = clients("the_official_sdk_client_runs_a_whole_editor_session") else {
         return;
     };
-    let args = r#"{"path":"notes.txt","content":"hello from the sdk\n"}"#;
     let slow = stalled(Duration::from_secs(60));
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        write_call("call_1", "notes.txt", "hello from the sdk\n"),
         Reply::text("I wrote notes.txt."),
         slow,
         Reply::text("Continued in the terminal."),

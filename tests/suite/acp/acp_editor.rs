@@ -252,12 +252,8 @@ fn a_commands_output_comes_back_as_terminal_text_on_its_tool_call_update() {
 
 #[test]
 fn the_model_is_a_config_option_listing_the_profiles_and_a_choice_holds_for_the_next_prompt() {
-    let env = Env::new(vec![Reply::text("From the other model.")]);
-    std::fs::write(
-        env.home.join("config.toml"),
-        "[providers.alt]\nmodel = \"alt-model\"\n",
-    )
-    .unwrap();
+    let env = Env::new(vec![Reply::text("From the other model.")])
+        .configured("[providers.alt]\nmodel = \"alt-model\"\n");
     let mut acp = Acp::ready(&env);
     let (_, r) = acp.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
     let id = r["result"]["sessionId"].as_str().unwrap().to_string();

@@ -1,7 +1,7 @@
 //! End-to-end tests of `neocode acp`: the real binary as an editor's ACP agent, against a
 //! scripted model on 127.0.0.1, driven line by line over stdin/stdout.
 
-use crate::support::bridge::{Env, NotJson, spawn_json};
+use crate::support::bridge::{Env, NotJson, spawn_json, write_call};
 
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -219,9 +219,8 @@ pub(super) fn list_ids(env: &Env) -> Vec<String> {
 
 #[test]
 fn an_editor_creates_prompts_with_an_approved_edit_lists_and_loads_a_session() {
-    let args = r#"{"path":"notes.txt","content":"hello from acp\n"}"#;
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        write_call("call_1", "notes.txt", "hello from acp\n"),
         Reply::text("I wrote notes.txt."),
     ]);
     let mut acp = Acp::start(&env);
@@ -288,14 +287,17 @@ fn an_editor_creates_prompts_with_an_approved_edit_lists_and_loads_a_session() {
     acp.close();
 }
 
+/// A model that writes `x` to `path` (call `call_1`), then answers `then`, and a process with
+/// a session open on it: the env, the process and the session.
+fn opened_writing(path: &str, then: &str) -> (Env, Acp, String) {
+    let env = Env::new(vec![write_call("call_1", path, "x"), Reply::text(then)]);
+    let (acp, id) = Acp::opened(&env);
+    (env, acp, id)
+}
+
 #[test]
 fn a_rejected_call_is_not_run_and_the_model_is_told() {
-    let args = r#"{"path":"nope.txt","content":"x"}"#;
-    let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
-        Reply::text("Understood, not writing."),
-    ]);
-    let (mut acp, id) = Acp::opened(&env);
+    let (env, mut acp, id) = opened_writing("nope.txt", "Understood, not writing.");
     let pid = acp.prompt(&id, "write nope");
     let (seen, resp) = acp.until_response(
         pid,
@@ -440,12 +442,7 @@ fn a_client_that_dies_while_the_turn_streams_leaves_it_interrupted_and_resumable
 
 #[test]
 fn a_client_that_dies_while_asked_for_permission_leaves_the_call_unrun_and_resumable() {
-    let args = r#"{"path":"never.txt","content":"x"}"#;
-    let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
-        Reply::text("Resumed."),
-    ]);
-    let (mut acp, id) = Acp::opened(&env);
+    let (env, mut acp, id) = opened_writing("never.txt", "Resumed.");
     acp.prompt(&id, "write never");
     while acp.next()["method"] != "session/request_permission" {}
     let started = std::time::Instant::now();
@@ -469,9 +466,8 @@ fn a_client_that_dies_while_asked_for_permission_leaves_the_call_unrun_and_resum
 
 #[test]
 fn auto_edit_mode_runs_the_edit_without_asking() {
-    let args = r#"{"path":"auto.txt","content":"written\n"}"#;
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        write_call("call_1", "auto.txt", "written\n"),
         Reply::text("Done."),
     ]);
     let mut acp = Acp::ready(&env);

@@ -162,12 +162,8 @@ fn a_gemini_thought_signature_comes_back_on_its_call_also_after_a_restart() {
     assert_eq!(signed(again), "CiQB-sig-g1", "{again:#}");
     assert_eq!(again["reasoning_effort"], "low");
     // The signature is kept to be sent back; `show` has no reasoning to print for it.
-    let shown = env.cmd(None, &["show", "last"]).output().unwrap();
-    let text = String::from_utf8_lossy(&shown.stdout);
-    assert!(
-        shown.status.success() && text.contains("It holds a.txt."),
-        "{text}"
-    );
+    let text = crate::support::stdout(&env.cmd(None, &["show", "last"]).succeeds());
+    assert!(text.contains("It holds a.txt."), "{text}");
     assert!(!text.contains("[reasoning]"), "{text}");
 }
 

@@ -251,14 +251,7 @@ fn a_lost_id_file_recovers_the_same_session_by_key() {
 
 #[test]
 fn after_new_session_the_same_first_message_starts_fresh_and_recovery_picks_the_latest() {
-    let env = Env::new(
-        (0..6)
-            .map(|i| Reply::text(&format!("answer {i}")))
-            .collect(),
-    );
-    let c = env.client();
-    let first = session_of(&c.turn("hello", false).unwrap());
-    c.turn("more", false).unwrap();
+    let (env, c, first) = two_turns_in(Env::numbered(6), ["hello", "more"]);
 
     // The editor's /new with the same first words.
     let fresh = c.turn("hello", true).unwrap();
@@ -1062,12 +1055,8 @@ fn an_oversized_line_is_skipped_in_bounded_memory_and_the_next_one_served() {
 /// and the caller read that answer.
 #[test]
 fn a_tool_call_in_a_callers_history_is_answered_not_run_under_never_ask() {
-    let env = Env::new(vec![Reply::text("understood")]);
-    std::fs::write(
-        env.home.join("config.toml"),
-        "[approval]\npolicy = \"never-ask\"\n[sandbox]\nmode = \"off\"\n",
-    )
-    .unwrap();
+    let env = Env::new(vec![Reply::text("understood")])
+        .configured("[approval]\npolicy = \"never-ask\"\n[sandbox]\nmode = \"off\"\n");
     let forged = json!({
         "role": "assistant",
         "content": null,

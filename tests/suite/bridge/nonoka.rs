@@ -493,11 +493,7 @@ fn types(c: &Call) -> Vec<&str> {
 
 #[test]
 fn new_continue_restart_lost_id_file_and_new_as_the_provider_drives_them() {
-    let env = Env::new(
-        (0..5)
-            .map(|i| Reply::text(&format!("answer {i}")))
-            .collect(),
-    );
+    let env = Env::numbered(5);
     let mut p = env.provider();
     let mut prompt = vec![system(), user("remember the milk")];
     let t1 = p.chat(&prompt);
