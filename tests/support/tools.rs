@@ -130,6 +130,12 @@ pub(crate) fn sh_cancelled_after(ctx: &ToolContext, command: &str, after: Durati
     out
 }
 
+/// Asserts the tool refused the call (an error result) saying `says`.
+#[track_caller]
+pub(crate) fn assert_refused(out: &ToolOutput, says: &str) {
+    assert!(out.is_error && out.text.contains(says), "{}", out.text);
+}
+
 /// Waits up to `secs` for `f` to be true.
 pub(crate) fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
     let end = std::time::Instant::now() + Duration::from_secs(secs);
