@@ -5,7 +5,8 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use neocode::runtime::agent::{Agent, PlanRequest, Target, TurnEvent};
-use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{RecordedRequest, Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted_wire::{Messages, ResponsesStream};
 use serde_json::Value;
 
 use super::agent::drive;
@@ -54,6 +55,28 @@ pub(crate) fn deltas_text(events: &[Value]) -> String {
         .filter(|e| e["type"] == "text_delta")
         .map(|e| e["text"].as_str().unwrap())
         .collect()
+}
+
+/// The JSON bodies of the requests `srv` recorded, in order.
+pub(crate) fn bodies(srv: &ScriptedServer) -> Vec<Value> {
+    srv.requests().iter().map(RecordedRequest::json).collect()
+}
+
+/// A Messages API reply saying `text` (one chunk, one output token) to a prompt of `input`
+/// tokens.
+pub(crate) fn messages_text(input: u64, text: &str) -> Reply {
+    Messages::start(input, 0, 0)
+        .text(text, 1)
+        .stop("end_turn", 1)
+        .reply()
+}
+
+/// A Responses API reply saying `text` (one output token) to a prompt of `input` tokens.
+pub(crate) fn responses_text(input: u64, text: &str) -> Reply {
+    ResponsesStream::start()
+        .text(text, 1)
+        .completed(input, 0, 1, 0)
+        .reply()
 }
 
 /// Runs plan `req` on `target` to its end with no command sent; its session and events.

@@ -8,11 +8,12 @@ use crate::support::text::has;
 use std::process::Output;
 
 use neocode::session::{Part, Role, Session};
-use neocode::testkit::scripted::{RecordedRequest, Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use neocode::testkit::scripted_wire::{Messages, ResponsesStream, overloaded};
 use serde_json::{Value, json};
 
 use crate::support::agent::Env;
+use crate::support::flows::{bodies, messages_text, responses_text};
 use crate::support::stderr;
 use crate::support::{Succeeds, assert_no_file_holds};
 
@@ -41,17 +42,9 @@ impl Env {
     }
 }
 
-/// The requests that reached the model's endpoint (not the 529s' retries' answers).
-fn bodies(srv: &ScriptedServer) -> Vec<Value> {
-    srv.requests().iter().map(RecordedRequest::json).collect()
-}
-
 /// A Messages reply that says "done" to a prompt of `input` tokens.
 fn claude_done(input: u64) -> Reply {
-    Messages::start(input, 0, 0)
-        .text("done", 1)
-        .stop("end_turn", 1)
-        .reply()
+    messages_text(input, "done")
 }
 
 /// A Messages reply of `text` (in two chunks) to a prompt of `input` tokens, stopping for
@@ -75,10 +68,7 @@ fn claude_thinks_hello() -> Reply {
 
 /// A Responses reply that says "hi".
 fn gpt_says_hi() -> Reply {
-    ResponsesStream::start()
-        .text("hi", 1)
-        .completed(5, 0, 1, 0)
-        .reply()
+    responses_text(5, "hi")
 }
 
 /// A Messages reply calling `list_dir` on `.` as `id`, with these token counts.
@@ -416,12 +406,7 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
 #[test]
 fn a_model_named_with_its_api_switches_the_api_and_stays_with_the_session() {
     let env = Env::new(KEY, "");
-    let answer = || {
-        ResponsesStream::start()
-            .text("from responses", 1)
-            .completed(5, 0, 1, 0)
-            .reply()
-    };
+    let answer = || responses_text(5, "from responses");
     let srv = ScriptedServer::start(vec![Reply::text("from chat"), answer(), answer()]).unwrap();
     env.run_model(&srv, "test-model", &["run", "hi"]);
     let id = env.last_session().header.id;

@@ -7,11 +7,12 @@
 use std::process::Output;
 
 use neocode::session::{Message, Part, Role, Session};
-use neocode::testkit::scripted::{RecordedRequest, Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::Value;
 
 use crate::support::Succeeds;
 use crate::support::agent::Env;
+use crate::support::flows::bodies;
 
 const KEY: &str = "sk-chat-test-KEY-7a7a";
 const LIST: &str = r#"{"path":"."}"#;
@@ -26,10 +27,6 @@ fn last_session(env: &Env) -> Session {
     let s = env.sessions();
     let id = s.resolve("last").unwrap();
     s.load(&id).unwrap()
-}
-
-fn bodies(srv: &ScriptedServer) -> Vec<Value> {
-    srv.requests().iter().map(RecordedRequest::json).collect()
 }
 
 /// The assistant messages of a request body: those with tool calls, and the others.
