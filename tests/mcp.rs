@@ -24,7 +24,7 @@ mod support {
 #[path = "mcp_oauth/mod.rs"]
 mod oauth;
 
-use support::agent::{Env, drive, tool_message, watch};
+use support::agent::{Env, cancel_after, drive, tool_result_in, watch};
 use support::mcp_http;
 
 use std::sync::Arc;
@@ -391,11 +391,7 @@ fn cancel_stops_a_call() {
     let m = Arc::new(McpManager::new(vec![test_server("t")], ws.path()).unwrap());
     m.tools();
     let cancel = CancelFlag::default();
-    let c2 = cancel.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        c2.cancel();
-    });
+    cancel_after(&cancel, Duration::from_millis(300));
     let t0 = Instant::now();
     let o = m.call("mcp__t__sleep", r#"{"secs": 30}"#, &cancel);
     assert!(o.is_error && o.text.contains("cancelled"), "{}", o.text);
@@ -730,14 +726,8 @@ fn agent_stores_image_results_as_assets() {
             .any(|p| matches!(p, Part::Image { asset_id, .. } if *asset_id == assets[0].id))
     );
     // The model reads the text, which names the image.
-    let second = srv.requests()[1].json();
-    let tool_msg = tool_message(&second);
-    assert!(
-        tool_msg["content"]
-            .as_str()
-            .unwrap()
-            .contains("[image: image/png")
-    );
+    let text = tool_result_in(&srv, 1);
+    assert!(text.contains("[image: image/png"), "{text}");
 }
 
 fn agent_reports_a_failed_server_once_and_goes_on() {
@@ -903,11 +893,7 @@ fn everything_over_http_in_a_turn_and_after_a_restart() {
             .count(),
         1
     );
-    let second = srv.requests()[1].json();
-    let text = tool_message(&second)["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let text = tool_result_in(&srv, 1);
     assert!(text.contains("over http"), "{text}");
 
     // The connection drops (the server goes away): the call fails, named; the next call

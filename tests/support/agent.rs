@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use neocode::runtime::agent::{Agent, Target, TurnCommand, TurnEvent, TurnRequest, Watched};
 use neocode::runtime::config::{Overrides, Settings};
+use neocode::runtime::tools::CancelFlag;
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
@@ -90,6 +91,23 @@ pub(crate) fn tool_message(body: &Value) -> &Value {
         .iter()
         .find(|m| m["role"] == "tool")
         .unwrap_or_else(|| panic!("no tool message in {body:#}"))
+}
+
+/// The text of the first `tool` message of request `n` (from 0) the scripted server recorded.
+pub(crate) fn tool_result_in(srv: &ScriptedServer, n: usize) -> String {
+    tool_message(&srv.requests()[n].json())["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Cancels `flag` after `after`, from a thread of its own (joined by the caller or not).
+pub(crate) fn cancel_after(flag: &CancelFlag, after: Duration) -> std::thread::JoinHandle<()> {
+    let flag = flag.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        flag.cancel();
+    })
 }
 
 /// Reads a turn's (or a plan run's) events until `Finished`, answering each with `answer`.

@@ -3,6 +3,7 @@
 //! `session_init` names.
 
 use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
@@ -33,6 +34,26 @@ impl Env {
             base,
             server: ScriptedServer::start(replies).unwrap(),
         }
+    }
+
+    /// [`Env::new`] with a model that answers with each of `texts` in turn.
+    pub(crate) fn answering(texts: &[&str]) -> Env {
+        Env::new(texts.iter().map(|t| Reply::text(t)).collect())
+    }
+
+    /// [`Env::new`] with a model that answers `answer 0`, `answer 1`, … `n` times.
+    pub(crate) fn numbered(n: usize) -> Env {
+        Env::new(
+            (0..n)
+                .map(|i| Reply::text(&format!("answer {i}")))
+                .collect(),
+        )
+    }
+
+    /// This env with `config` as its home's `config.toml`.
+    pub(crate) fn configured(self, config: &str) -> Env {
+        std::fs::write(self.home.join("config.toml"), config).unwrap();
+        self
     }
 
     /// Each stored message of session `id`: its role and text.
@@ -76,6 +97,23 @@ pub(crate) fn json_lines(stdout: impl Read + Send + 'static, not_json: NotJson) 
     rx
 }
 
+/// Starts `cmd` with its standard input and output piped and its errors to `stderr`; the child
+/// (its standard input still in it) and the JSON lines of its standard output.
+pub(crate) fn spawn_json(
+    cmd: &mut Command,
+    stderr: Stdio,
+    not_json: NotJson,
+) -> (Child, Receiver<Value>) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let rx = json_lines(child.stdout.take().unwrap(), not_json);
+    (child, rx)
+}
+
 /// A plain answered turn, one run of `text_delta`s.
 pub(crate) const PLAIN_TURN: [&str; 5] = [
     "protocol_ack",
@@ -93,6 +131,46 @@ pub(crate) const WARNED_TURN: [&str; 6] = [
     "text_delta",
     "message_stored",
     "finish",
+];
+
+/// A model reply calling `tool` (as call `id`) to run `command`: `run_command`, or a host's
+/// own shell tool.
+pub(crate) fn command_call(id: &str, tool: &str, command: &str) -> Reply {
+    let args = serde_json::json!({ "command": command }).to_string();
+    Reply::tool_calls(&[(id, tool, &args)])
+}
+
+/// A model reply calling `write_file` (as call `id`) to write `content` to `path`, the
+/// arguments in that order.
+pub(crate) fn write_call(id: &str, path: &str, content: &str) -> Reply {
+    let args = format!(
+        r#"{{"path":{},"content":{}}}"#,
+        Value::from(path),
+        Value::from(content)
+    );
+    Reply::tool_calls(&[(id, "write_file", &args)])
+}
+
+/// The messages of `(prompt, answer)` exchanges, as [`Env::texts`] reads them.
+pub(crate) fn exchanges(pairs: &[(&str, &str)]) -> Vec<(Role, String)> {
+    pairs
+        .iter()
+        .flat_map(|(q, a)| {
+            [
+                (Role::User, q.to_string()),
+                (Role::Assistant, a.to_string()),
+            ]
+        })
+        .collect()
+}
+
+/// How a turn whose model's first reply calls a tool opens: that reply stored and its call
+/// announced.
+pub(crate) const TOOL_CALLED: [&str; 4] = [
+    "protocol_ack",
+    "session_init",
+    "message_stored",
+    "tool_call",
 ];
 
 /// The session a turn's `session_init` names.

@@ -6,6 +6,7 @@ pub(crate) mod agent;
 pub(crate) mod bridge;
 pub(crate) mod cli;
 pub(crate) mod env;
+pub(crate) mod flows;
 pub(crate) mod git;
 pub(crate) mod hostile_repo;
 pub(crate) mod live;

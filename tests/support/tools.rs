@@ -118,6 +118,24 @@ pub(crate) fn sh(ctx: &ToolContext, command: &str) -> ToolOutput {
     call(ctx, "run_command", json!({ "command": command }))
 }
 
+/// Runs a command, the user cancelling it after `after` (from another thread).
+pub(crate) fn sh_cancelled_after(ctx: &ToolContext, command: &str, after: Duration) -> ToolOutput {
+    let flag = ctx.cancel.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(after);
+        flag.cancel();
+    });
+    let out = sh(ctx, command);
+    canceller.join().unwrap();
+    out
+}
+
+/// Asserts the tool refused the call (an error result) saying `says`.
+#[track_caller]
+pub(crate) fn assert_refused(out: &ToolOutput, says: &str) {
+    assert!(out.is_error && out.text.contains(says), "{}", out.text);
+}
+
 /// Waits up to `secs` for `f` to be true.
 pub(crate) fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
     let end = std::time::Instant::now() + Duration::from_secs(secs);

@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use neocode::testkit::scripted::{Reply, Stream};
+use crate::support::flows::stalled;
+use neocode::testkit::scripted::Reply;
 use serde_json::Value;
 
 use super::acp_process::{list_ids, run_resume, vars};
-use crate::support::bridge::Env;
+use crate::support::bridge::{Env, command_call, write_call};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
@@ -41,12 +42,9 @@ fn the_official_sdk_client_runs_a_whole_editor_session() {
     let Some(dir) = clients("the_official_sdk_client_runs_a_whole_editor_session") else {
         return;
     };
-    let args = r#"{"path":"notes.txt","content":"hello from the sdk\n"}"#;
-    let slow = Stream::text("never shown")
-        .delays(Duration::from_secs(60), Duration::ZERO)
-        .reply();
+    let slow = stalled(Duration::from_secs(60));
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        write_call("call_1", "notes.txt", "hello from the sdk\n"),
         Reply::text("I wrote notes.txt."),
         slow,
         Reply::text("Continued in the terminal."),
@@ -159,11 +157,11 @@ fn acpx_runs_a_command_in_its_own_terminal_with_neocodes_wrapper() {
         return;
     };
     let env = Env::new(vec![
-        Reply::tool_calls(&[(
+        command_call(
             "call_c",
             "run_command",
-            r#"{"command":"echo via-acpx-terminal; echo kept > inside.txt"}"#,
-        )]),
+            "echo via-acpx-terminal; echo kept > inside.txt",
+        ),
         Reply::text("Ran it."),
     ]);
     let (_, stdout) = acpx_exec(&dir, &env, "json", "run it");

@@ -3,7 +3,8 @@
 //! model as a session config option.
 
 use super::acp_process::{Acp, agent_text, updates};
-use crate::support::bridge::Env;
+use crate::support::bridge::{Env, command_call};
+use crate::support::tool_names;
 
 use std::process::Command;
 
@@ -51,12 +52,7 @@ fn the_editors_mcp_server_starts_for_the_session_and_the_model_calls_its_tool() 
     let (seen, resp) = acp.until_response(pid, allow);
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
     let offered = env.server.requests()[0].json();
-    let names: Vec<&str> = offered["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["function"]["name"].as_str())
-        .collect();
+    let names = tool_names(&offered);
     assert!(names.contains(&"mcp__editor__shout"), "{names:?}");
     let done = updates(&seen, "tool_call_update");
     let last = done.last().unwrap();
@@ -96,10 +92,23 @@ fn as_editor(acp: &mut Acp, id: u64, buffer: &str) -> (Vec<Value>, Value, Vec<(S
     }
 }
 
+/// A workspace holding `notes.txt` ("on disk") whose model first reads it (`call_r`), then
+/// answers `then`.
+fn reading_notes_then(then: Vec<Reply>) -> Env {
+    let mut replies = vec![Reply::tool_calls(&[(
+        "call_r",
+        "read_file",
+        r#"{"path":"notes.txt"}"#,
+    )])];
+    replies.extend(then);
+    let env = Env::new(replies);
+    std::fs::write(env.workdir.join("notes.txt"), "on disk\n").unwrap();
+    env
+}
+
 #[test]
 fn with_the_editors_fs_the_model_reads_its_buffer_and_writes_go_to_the_editor_not_disk() {
-    let env = Env::new(vec![
-        Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"notes.txt"}"#)]),
+    let env = reading_notes_then(vec![
         Reply::tool_calls(&[(
             "call_w",
             "edit_file",
@@ -107,7 +116,6 @@ fn with_the_editors_fs_the_model_reads_its_buffer_and_writes_go_to_the_editor_no
         )]),
         Reply::text("Done."),
     ]);
-    std::fs::write(env.workdir.join("notes.txt"), "on disk\n").unwrap();
     let mut acp = Acp::start(&env);
     let (_, init) = acp.call(
         "initialize",
@@ -168,11 +176,7 @@ fn with_the_editors_fs_the_model_reads_its_buffer_and_writes_go_to_the_editor_no
 
 #[test]
 fn an_editor_that_dies_while_reading_a_file_for_the_model_cancels_the_turn() {
-    let env = Env::new(vec![
-        Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"notes.txt"}"#)]),
-        Reply::text("Resumed."),
-    ]);
-    std::fs::write(env.workdir.join("notes.txt"), "on disk\n").unwrap();
+    let env = reading_notes_then(vec![Reply::text("Resumed.")]);
     let mut acp = Acp::start(&env);
     acp.call(
         "initialize",
@@ -196,11 +200,7 @@ fn an_editor_that_dies_while_reading_a_file_for_the_model_cancels_the_turn() {
 
 #[test]
 fn without_the_editors_fs_the_file_tools_use_the_disk() {
-    let env = Env::new(vec![
-        Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"notes.txt"}"#)]),
-        Reply::text("Read."),
-    ]);
-    std::fs::write(env.workdir.join("notes.txt"), "on disk\n").unwrap();
+    let env = reading_notes_then(vec![Reply::text("Read.")]);
     let (mut acp, id) = Acp::opened(&env);
     let pid = acp.prompt(&id, "read the notes");
     let (seen, resp, _) = as_editor(&mut acp, pid, "unsaved buffer\n");
@@ -217,11 +217,7 @@ fn without_the_editors_fs_the_file_tools_use_the_disk() {
 #[test]
 fn a_commands_output_comes_back_as_terminal_text_on_its_tool_call_update() {
     let env = Env::new(vec![
-        Reply::tool_calls(&[(
-            "call_c",
-            "run_command",
-            r#"{"command":"echo hello-from-acp"}"#,
-        )]),
+        command_call("call_c", "run_command", "echo hello-from-acp"),
         Reply::text("Ran it."),
     ]);
     let (mut acp, id) = Acp::opened(&env);
@@ -241,12 +237,8 @@ fn a_commands_output_comes_back_as_terminal_text_on_its_tool_call_update() {
 
     // Loading the session replays the same terminal text.
     acp.close();
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let (seen, _) = acp.call(
-        "session/load",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let mut acp = Acp::ready(&env);
+    let (seen, _) = acp.reopen(&env, "session/load", &id);
     let replayed = updates(&seen, "tool_call_update");
     let text = replayed[0]["content"][0]["content"]["text"]
         .as_str()
@@ -260,14 +252,9 @@ fn a_commands_output_comes_back_as_terminal_text_on_its_tool_call_update() {
 
 #[test]
 fn the_model_is_a_config_option_listing_the_profiles_and_a_choice_holds_for_the_next_prompt() {
-    let env = Env::new(vec![Reply::text("From the other model.")]);
-    std::fs::write(
-        env.home.join("config.toml"),
-        "[providers.alt]\nmodel = \"alt-model\"\n",
-    )
-    .unwrap();
-    let mut acp = Acp::start(&env);
-    acp.initialize();
+    let env = Env::new(vec![Reply::text("From the other model.")])
+        .configured("[providers.alt]\nmodel = \"alt-model\"\n");
+    let mut acp = Acp::ready(&env);
     let (_, r) = acp.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
     let id = r["result"]["sessionId"].as_str().unwrap().to_string();
     let option = &r["result"]["configOptions"][0];

@@ -1,13 +1,14 @@
 //! End-to-end tests of `neocode acp`: the real binary as an editor's ACP agent, against a
 //! scripted model on 127.0.0.1, driven line by line over stdin/stdout.
 
-use crate::support::bridge::{Env, NotJson, json_lines};
+use crate::support::bridge::{Env, NotJson, spawn_json, write_call};
 
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
+use crate::support::flows::stalled;
 use neocode::testkit::scripted::{Reply, Stream};
 use serde_json::{Value, json};
 
@@ -34,16 +35,14 @@ pub(super) struct Acp {
 
 impl Acp {
     pub(super) fn start(env: &Env) -> Acp {
-        let mut child = Command::new(BIN)
-            .arg("acp")
-            .envs(vars(env))
-            .current_dir(&env.workdir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let out = json_lines(child.stdout.take().unwrap(), NotJson::Panic);
+        let (mut child, out) = spawn_json(
+            Command::new(BIN)
+                .arg("acp")
+                .envs(vars(env))
+                .current_dir(&env.workdir),
+            Stdio::inherit(),
+            NotJson::Panic,
+        );
         Acp {
             stdin: child.stdin.take(),
             child,
@@ -115,10 +114,25 @@ impl Acp {
         r
     }
 
-    /// A process started and initialized, with a new session open; the session's id.
-    pub(super) fn opened(env: &Env) -> (Acp, String) {
+    /// A process started and initialized.
+    pub(super) fn ready(env: &Env) -> Acp {
         let mut acp = Acp::start(env);
         acp.initialize();
+        acp
+    }
+
+    /// Asks for session `id` of `env`'s workspace by `method` (`session/load` or
+    /// `session/resume`): the messages before the response, and the response.
+    pub(super) fn reopen(&mut self, env: &Env, method: &str, id: &str) -> (Vec<Value>, Value) {
+        self.call(
+            method,
+            json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
+        )
+    }
+
+    /// A process started and initialized, with a new session open; the session's id.
+    pub(super) fn opened(env: &Env) -> (Acp, String) {
+        let mut acp = Acp::ready(env);
         let id = acp.new_session(env);
         (acp, id)
     }
@@ -205,9 +219,8 @@ pub(super) fn list_ids(env: &Env) -> Vec<String> {
 
 #[test]
 fn an_editor_creates_prompts_with_an_approved_edit_lists_and_loads_a_session() {
-    let args = r#"{"path":"notes.txt","content":"hello from acp\n"}"#;
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        write_call("call_1", "notes.txt", "hello from acp\n"),
         Reply::text("I wrote notes.txt."),
     ]);
     let mut acp = Acp::start(&env);
@@ -264,12 +277,8 @@ fn an_editor_creates_prompts_with_an_approved_edit_lists_and_loads_a_session() {
     );
 
     // Another editor process loads it: the transcript is replayed as updates.
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let (seen, resp) = acp.call(
-        "session/load",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let mut acp = Acp::ready(&env);
+    let (seen, resp) = acp.reopen(&env, "session/load", &id);
     assert!(resp.get("error").is_none(), "{resp}");
     let user = updates(&seen, "user_message_chunk");
     assert_eq!(user[0]["content"]["text"], "write the notes");
@@ -278,14 +287,17 @@ fn an_editor_creates_prompts_with_an_approved_edit_lists_and_loads_a_session() {
     acp.close();
 }
 
+/// A model that writes `x` to `path` (call `call_1`), then answers `then`, and a process with
+/// a session open on it: the env, the process and the session.
+fn opened_writing(path: &str, then: &str) -> (Env, Acp, String) {
+    let env = Env::new(vec![write_call("call_1", path, "x"), Reply::text(then)]);
+    let (acp, id) = Acp::opened(&env);
+    (env, acp, id)
+}
+
 #[test]
 fn a_rejected_call_is_not_run_and_the_model_is_told() {
-    let args = r#"{"path":"nope.txt","content":"x"}"#;
-    let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
-        Reply::text("Understood, not writing."),
-    ]);
-    let (mut acp, id) = Acp::opened(&env);
+    let (env, mut acp, id) = opened_writing("nope.txt", "Understood, not writing.");
     let pid = acp.prompt(&id, "write nope");
     let (seen, resp) = acp.until_response(
         pid,
@@ -300,10 +312,7 @@ fn a_rejected_call_is_not_run_and_the_model_is_told() {
 
 #[test]
 fn cancel_stops_the_prompt_with_stop_reason_cancelled() {
-    let slow = Stream::text("never shown")
-        .delays(Duration::from_secs(60), Duration::ZERO)
-        .reply();
-    let env = Env::new(vec![slow]);
+    let env = Env::new(vec![stalled(Duration::from_secs(60))]);
     let (mut acp, id) = Acp::opened(&env);
     let pid = acp.prompt(&id, "take your time");
     acp.send(&json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": id}}));
@@ -315,8 +324,7 @@ fn cancel_stops_the_prompt_with_stop_reason_cancelled() {
 #[test]
 fn bad_lines_unknown_methods_and_sessions_are_json_rpc_errors() {
     let env = Env::new(vec![]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
+    let mut acp = Acp::ready(&env);
     let (_, r) = acp.call("session/teleport", json!({}));
     assert_eq!(r["error"]["code"], -32601, "{r}");
     let (_, r) = acp.call(
@@ -342,10 +350,7 @@ fn bad_lines_unknown_methods_and_sessions_are_json_rpc_errors() {
 
 #[test]
 fn a_client_that_exits_mid_turn_leaves_the_turn_cancelled_and_stored() {
-    let slow = Stream::text("never shown")
-        .delays(Duration::from_secs(60), Duration::ZERO)
-        .reply();
-    let env = Env::new(vec![slow]);
+    let env = Env::new(vec![stalled(Duration::from_secs(60))]);
     let (mut acp, id) = Acp::opened(&env);
     acp.prompt(&id, "take your time");
     // The turn has started once the prompt is stored; then the editor goes away.
@@ -437,12 +442,7 @@ fn a_client_that_dies_while_the_turn_streams_leaves_it_interrupted_and_resumable
 
 #[test]
 fn a_client_that_dies_while_asked_for_permission_leaves_the_call_unrun_and_resumable() {
-    let args = r#"{"path":"never.txt","content":"x"}"#;
-    let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
-        Reply::text("Resumed."),
-    ]);
-    let (mut acp, id) = Acp::opened(&env);
+    let (env, mut acp, id) = opened_writing("never.txt", "Resumed.");
     acp.prompt(&id, "write never");
     while acp.next()["method"] != "session/request_permission" {}
     let started = std::time::Instant::now();
@@ -466,13 +466,11 @@ fn a_client_that_dies_while_asked_for_permission_leaves_the_call_unrun_and_resum
 
 #[test]
 fn auto_edit_mode_runs_the_edit_without_asking() {
-    let args = r#"{"path":"auto.txt","content":"written\n"}"#;
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        write_call("call_1", "auto.txt", "written\n"),
         Reply::text("Done."),
     ]);
-    let mut acp = Acp::start(&env);
-    acp.initialize();
+    let mut acp = Acp::ready(&env);
     let (_, created) = acp.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
     let modes = &created["result"]["modes"];
     assert_eq!(modes["currentModeId"], "ask", "{created}");
@@ -599,12 +597,8 @@ fn resume_continues_without_replay_and_close_lets_neocode_run_resume_it() {
     let id = prompted(&mut acp, &env, "hello");
     acp.close();
 
-    let mut acp = Acp::start(&env);
-    acp.initialize();
-    let (seen, r) = acp.call(
-        "session/resume",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let mut acp = Acp::ready(&env);
+    let (seen, r) = acp.reopen(&env, "session/resume", &id);
     assert!(r.get("error").is_none(), "{r}");
     assert!(seen.is_empty(), "resume replays nothing: {seen:#?}");
     let (seen, resp) = acp.answer(&id, "again");
@@ -666,12 +660,8 @@ fn a_second_process_on_an_open_session_is_told_which_process_holds_it() {
     let mut first = Acp::start(&env);
     let id = prompted(&mut first, &env, "hello");
 
-    let mut second = Acp::start(&env);
-    second.initialize();
-    let (seen, r) = second.call(
-        "session/load",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let mut second = Acp::ready(&env);
+    let (seen, r) = second.reopen(&env, "session/load", &id);
     assert_eq!(r["error"]["code"], -32602, "{r}");
     let msg = r["error"]["message"].as_str().unwrap();
     let holder = format!("pid {}", first.child.id());
@@ -683,10 +673,7 @@ fn a_second_process_on_an_open_session_is_told_which_process_holds_it() {
     // Once the first closes it, the second loads and prompts it.
     let (_, r) = first.call("session/close", json!({"sessionId": id}));
     assert!(r.get("error").is_none(), "{r}");
-    let (_, r) = second.call(
-        "session/load",
-        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
-    );
+    let (_, r) = second.reopen(&env, "session/load", &id);
     assert!(r.get("error").is_none(), "{r}");
     second.answer(&id, "mine now");
     first.close();

@@ -4,7 +4,7 @@
 //! after each model reply.
 
 use super::acp_process::{Acp, updates};
-use crate::support::bridge::Env;
+use crate::support::bridge::{Env, command_call};
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -171,11 +171,7 @@ fn with_the_editors_terminal_the_command_runs_there_in_neocodes_sandbox_and_is_s
         escape.display()
     );
     let env = Env::new(vec![
-        Reply::tool_calls(&[(
-            "call_c",
-            "run_command",
-            &json!({ "command": command }).to_string(),
-        )]),
+        command_call("call_c", "run_command", &command),
         Reply::text("Ran it."),
     ]);
     let (mut acp, id) = start_with_terminal(&env);
@@ -255,7 +251,7 @@ fn with_the_editors_terminal_the_command_runs_there_in_neocodes_sandbox_and_is_s
 fn cancel_during_a_command_in_the_editors_terminal_kills_and_releases_it() {
     let scratch = tempfile::tempdir().unwrap();
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_s", "run_command", r#"{"command":"sleep 30"}"#)]),
+        command_call("call_s", "run_command", "sleep 30"),
         Reply::text("never asked"),
     ]);
     let (mut acp, id) = start_with_terminal(&env);

@@ -1,5 +1,6 @@
 //! The OpenAI provider against a real HTTP server on 127.0.0.1 (the scripted server).
 
+use crate::support::agent::cancel_after;
 use crate::support::text::{has, starts};
 use std::time::{Duration, Instant};
 
@@ -206,11 +207,7 @@ fn cancel_stops_a_slow_stream_and_keeps_text() {
     .unwrap();
     let mut p = provider(&srv);
     let cancel = CancelFlag::default();
-    let c2 = cancel.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(700));
-        c2.cancel();
-    });
+    cancel_after(&cancel, Duration::from_millis(700));
     let t = Instant::now();
     let e = p.stream(&req(), &cancel, &mut |_| {}).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Cancelled);

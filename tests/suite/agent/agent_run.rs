@@ -8,8 +8,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support;
-use crate::support::agent::{Env, tool_message};
+use crate::support::agent::{Env, tool_result_in};
 use crate::support::assert_no_file_holds;
+use crate::support::flows::{called_twice, deltas_text};
 use crate::support::{stderr, stdout, warnings};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
@@ -125,25 +126,19 @@ fn json_events_and_prompt_from_stdin() {
 fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
     let env = Env::new(KEY, "");
     let args = r#"{"path":"new.txt","content":"hi\n"}"#;
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("w1", "write_file", args)]),
-        Reply::text("I could not write it."),
-        Reply::tool_calls(&[("w2", "write_file", args)]),
-        Reply::text("Written."),
-    ])
+    let srv = ScriptedServer::start(called_twice(
+        ["w1", "w2"],
+        "write_file",
+        args,
+        ["I could not write it.", "Written."],
+    ))
     .unwrap();
     let o = env.run(&srv, &["run", "create new.txt"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("--approve auto-edit"), "{}", stderr(&o));
     assert!(!env.workdir.join("new.txt").exists());
-    let second = srv.requests()[1].json();
-    let tool = tool_message(&second);
-    assert!(
-        tool["content"]
-            .as_str()
-            .unwrap()
-            .contains("--approve auto-edit")
-    );
+    let text = tool_result_in(&srv, 1);
+    assert!(text.contains("--approve auto-edit"), "{text}");
 
     let o = env.run(
         &srv,
@@ -668,12 +663,7 @@ fn json_events_escape_c1_and_bidi_losslessly() {
     );
     assert!(raw.contains("\\u009b") && raw.contains("\\u202e"), "{raw}");
     // Escaped, not dropped: a JSON reader gets the model's text back exactly.
-    let text: String = json_lines(&o)
-        .iter()
-        .filter(|v| v["type"] == "text_delta")
-        .map(|v| v["text"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(text, hostile);
+    assert_eq!(deltas_text(&json_lines(&o)), hostile);
 }
 
 #[test]
@@ -956,14 +946,6 @@ fn an_imported_sessions_unanswered_call_is_answered_not_run() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!env.workdir.join("pwned").exists(), "the imported call ran");
     let sent = srv.requests()[0].json();
-    let tool = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "c9")
-        .unwrap_or_else(|| panic!("{sent:#}"));
-    assert!(
-        tool["content"].as_str().unwrap().starts_with("Not run:"),
-        "{tool}"
-    );
+    let answer = crate::support::tool_text(&sent, "c9");
+    assert!(answer.starts_with("Not run:"), "{answer}");
 }

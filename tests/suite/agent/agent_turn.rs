@@ -33,12 +33,14 @@ fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) 
 
 /// Continues session `id` with no new prompt and the default limits, watching its events.
 fn resume(agent: &Agent, id: &str) -> Watched {
-    resume_with(agent, id, RuntimeLimits::default())
+    resume_with(agent, id, |_| {})
 }
 
-/// Continues session `id` with no new prompt under `limits` (what the user raised),
-/// watching its events.
-fn resume_with(agent: &Agent, id: &str, limits: RuntimeLimits) -> Watched {
+/// Continues session `id` with no new prompt under the default limits as `raise` changes
+/// them (what the user raised), watching its events.
+fn resume_with(agent: &Agent, id: &str, raise: impl FnOnce(&mut RuntimeLimits)) -> Watched {
+    let mut limits = RuntimeLimits::default();
+    raise(&mut limits);
     agent
         .watch(
             Target::Resume(id.to_string()),
@@ -328,14 +330,7 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
     h.join();
 
     // The user raises the limit explicitly.
-    let h = resume_with(
-        &agent,
-        &id,
-        RuntimeLimits {
-            max_turns: Some(5),
-            ..RuntimeLimits::default()
-        },
-    );
+    let h = resume_with(&agent, &id, |l| l.max_turns = Some(5));
     let evs = drive(&h, |_| None);
     assert_eq!(finish(&evs), FinishReason::Completed);
     let l = env.sessions().header(&id).unwrap().ledger.unwrap();
@@ -828,14 +823,7 @@ fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
     assert_eq!(s.header.ledger.unwrap().usage.tool_calls, 1);
 
     // Raising the limit continues with the model, which sees all three answers.
-    let h = resume_with(
-        &agent,
-        &id,
-        RuntimeLimits {
-            max_tool_calls: Some(10),
-            ..RuntimeLimits::default()
-        },
-    );
+    let h = resume_with(&agent, &id, |l| l.max_tool_calls = Some(10));
     assert_eq!(finish(&drive(&h, |_| None)), FinishReason::Completed);
     let msgs = srv.requests()[1].json()["messages"]
         .as_array()
@@ -980,6 +968,14 @@ fn warnings(evs: &[TurnEvent], code: &str) -> Vec<String> {
         .collect()
 }
 
+/// The one warning of `code` among the events (panics when there is not exactly one).
+#[track_caller]
+fn one_warning(evs: &[TurnEvent], code: &str) -> String {
+    let all = warnings(evs, code);
+    assert_eq!(all.len(), 1, "{evs:#?}");
+    all[0].clone()
+}
+
 #[test]
 fn a_tool_turn_and_a_continue_work_against_a_llama_cpp_python_like_server() {
     use neocode::testkit::scripted::LlamaLike;
@@ -1046,9 +1042,8 @@ fn a_reply_cut_at_the_length_limit_is_kept_incomplete_and_the_turn_pauses() {
         matches!(finish(&evs), FinishReason::LimitReached(ref w) if w.contains("finish_reason: length")),
         "{evs:#?}"
     );
-    let cut = warnings(&evs, "reply_cut");
-    assert_eq!(cut.len(), 1, "{evs:#?}");
-    assert!(cut[0].contains("after 16 tokens"), "{}", cut[0]);
+    let cut = one_warning(&evs, "reply_cut");
+    assert!(cut.contains("after 16 tokens"), "{cut}");
     assert_eq!(srv.requests()[0].json()["max_tokens"], 16);
     let s = env.sessions().load(&id).unwrap();
     assert_eq!(s.header.status, Status::Paused);
@@ -1087,13 +1082,8 @@ fn an_overflow_fails_in_words_and_prompt_and_tools_past_a_third_of_the_window_wa
     let srv = ScriptedServer::start_llama_like(vec![], LlamaLike { window: 2048 }).unwrap();
     let agent = env.agent(&srv);
     let (_, evs) = run(&agent, Target::New, &"word ".repeat(3000));
-    let large = warnings(&evs, "prompt_large");
-    assert_eq!(large.len(), 1, "{evs:#?}");
-    assert!(
-        large[0].contains("2048-token context window"),
-        "{}",
-        large[0]
-    );
+    let large = one_warning(&evs, "prompt_large");
+    assert!(large.contains("2048-token context window"), "{large}");
     match finish(&evs) {
         FinishReason::Failed { code, message } => {
             assert_eq!(code, "context_overflow");
@@ -1113,13 +1103,8 @@ fn a_window_the_server_tells_in_props_replaces_a_larger_configured_one() {
     let agent = env.agent(&srv);
     let (_, evs) = run(&agent, Target::New, "hello");
     assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
-    let large = warnings(&evs, "prompt_large");
-    assert_eq!(large.len(), 1, "{evs:#?}");
-    assert!(
-        large[0].contains("2048-token context window"),
-        "{}",
-        large[0]
-    );
+    let large = one_warning(&evs, "prompt_large");
+    assert!(large.contains("2048-token context window"), "{large}");
     assert_eq!(srv.request_count(), 1, "the probe is not a model call");
 }
 

@@ -191,13 +191,20 @@ fn stream_json_golden_warning_for_cut_piped_input_and_the_prompt_carries_it() {
     assert!(user.len() < 256 * 1024 + 300, "{}", user.len());
 }
 
+/// The arguments of the one write the model asks for here.
+const WRITE_NEW: &str = r#"{"path":"new.txt","content":"hi\n"}"#;
+
+/// A model that writes `new.txt` ([`WRITE_NEW`], call `w1`), then says `then`.
+fn writing_new_txt(then: &str) -> (Env, ScriptedServer) {
+    Env::new(KEY, "").with_server(vec![
+        Reply::tool_calls(&[("w1", "write_file", WRITE_NEW)]),
+        Reply::text(then),
+    ])
+}
+
 #[test]
 fn stream_json_golden_approval_request_and_a_denied_write() {
-    let args = r#"{"path":"new.txt","content":"hi\n"}"#;
-    let (env, srv) = Env::new(KEY, "").with_server(vec![
-        Reply::tool_calls(&[("w1", "write_file", args)]),
-        Reply::text("I could not write it."),
-    ]);
+    let (env, srv) = writing_new_txt("I could not write it.");
     let o = run(
         &env,
         &srv,
@@ -208,7 +215,7 @@ fn stream_json_golden_approval_request_and_a_denied_write() {
     let req = first(&ls, "approval_request");
     assert_eq!(
         (&req["call_id"], &req["name"], &req["arguments"]),
-        (&json!("w1"), &json!("write_file"), &json!(args))
+        (&json!("w1"), &json!("write_file"), &json!(WRITE_NEW))
     );
     let mut keys: Vec<&String> = req.as_object().unwrap().keys().collect();
     keys.sort();
@@ -232,11 +239,7 @@ fn stream_json_golden_approval_request_and_a_denied_write() {
 
 #[test]
 fn json_is_only_the_result_and_names_the_files_changed() {
-    let args = r#"{"path":"new.txt","content":"hi\n"}"#;
-    let (env, srv) = Env::new(KEY, "").with_server(vec![
-        Reply::tool_calls(&[("w1", "write_file", args)]),
-        Reply::text("Written."),
-    ]);
+    let (env, srv) = writing_new_txt("Written.");
     let out = env.workdir.join("answer.md");
     let o = run(
         &env,

@@ -8,11 +8,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::support::agent::{Env, drive};
+use crate::support::agent::Env;
 use crate::support::finish;
+use crate::support::flows::plan_run;
 use crate::support::git::{git, repo};
 
-use neocode::runtime::agent::{Agent, FailCode, FinishReason, PlanRequest, Target, TurnEvent};
+use neocode::runtime::agent::{FailCode, FinishReason, PlanRequest, Target, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
 use neocode::session::StepStatus;
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
@@ -51,14 +52,6 @@ fn slower_write(id: &str, path: &str, content: &str, delay: Duration) -> Reply {
     Stream::tool_calls(&[(id, "write_file", &args)])
         .delays(delay, Duration::ZERO)
         .reply()
-}
-
-fn run(agent: &Agent, target: Target, req: PlanRequest) -> (String, Vec<TurnEvent>) {
-    let h = agent.watch_plan(target, req).unwrap();
-    let evs = drive(&h, |_| None);
-    let id = h.session_id.clone();
-    h.join();
-    (id, evs)
 }
 
 fn req(goal: Option<&str>, width: usize) -> PlanRequest {
@@ -106,7 +99,7 @@ fn three_writes(width: usize, delay: Duration) -> (Env, ScriptedServer, Vec<Turn
     ]);
     srv.push((0..3).map(|_| Reply::text("Written.")));
     let agent = env.agent(&srv);
-    let (_, evs) = run(&agent, Target::New, req(Some("write three files"), width));
+    let (_, evs) = plan_run(&agent, Target::New, req(Some("write three files"), width));
     // The layer: from its first step's request to the end of the run (merge included).
     let took = srv.requests()[2].received.elapsed();
     (env, srv, evs, took)
@@ -183,7 +176,7 @@ fn without_git_the_steps_of_a_layer_work_in_the_workspace_itself() {
     ]);
     srv.push((0..3).map(|_| Reply::text("Written.")));
     let agent = env.agent(&srv);
-    let (_, evs) = run(&agent, Target::New, req(Some("write three files"), 3));
+    let (_, evs) = plan_run(&agent, Target::New, req(Some("write three files"), 3));
     assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
     for f in ["a.txt", "b.txt", "c.txt"] {
         assert!(env.workdir.join(f).is_file(), "{f}");
@@ -219,7 +212,7 @@ fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left(
     ]});
     let (env, srv) = two_rewordings(&plan);
     let agent = env.agent(&srv);
-    let (id, evs) = run(&agent, Target::New, req(Some("reword"), 2));
+    let (id, evs) = plan_run(&agent, Target::New, req(Some("reword"), 2));
     let message = match finish(&evs) {
         FinishReason::Failed {
             code: FailCode::PlanConflict,
@@ -253,7 +246,7 @@ fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left(
     std::fs::write(env.workdir.join("README.md"), &theirs).unwrap();
     srv.push([Reply::text("Already reworded."), Reply::text("Checked.")]);
     let agent = env.agent(&srv);
-    let (_, evs) = run(&agent, Target::Resume(id.clone()), req(None, 2));
+    let (_, evs) = plan_run(&agent, Target::Resume(id.clone()), req(None, 2));
     assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
     let again: Vec<String> = children(&evs).into_iter().map(|(s, _)| s).collect();
     assert_eq!(again, ["b", "c"]);
@@ -294,7 +287,7 @@ fn a_wide_layer_without_git_warns_that_its_steps_share_the_workspace() {
     ]);
     srv.push((0..3).map(|_| Reply::text("Written.")));
     let agent = env.agent(&srv);
-    let (_, evs) = run(&agent, Target::New, req(Some("write three files"), 3));
+    let (_, evs) = plan_run(&agent, Target::New, req(Some("write three files"), 3));
     assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
     let warned: Vec<&str> = evs
         .iter()

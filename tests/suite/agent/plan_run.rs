@@ -4,6 +4,8 @@
 
 use crate::support::Succeeds;
 use crate::support::agent::{Env, drive};
+use crate::support::flows::{kill_once_asked, plan_run, stalled};
+use crate::support::process::assert_usage_error;
 use crate::support::text::has;
 use crate::support::{finish, steps_requested};
 
@@ -73,14 +75,6 @@ fn diamond_answering(texts: &[&str]) -> (Env, ScriptedServer) {
 
 fn draft(plan: &Value) -> Vec<Reply> {
     vec![call("p1", "update_plan", plan), Reply::text("Plan stored.")]
-}
-
-fn plan_run(agent: &Agent, target: Target, req: PlanRequest) -> (String, Vec<TurnEvent>) {
-    let h = agent.watch_plan(target, req).unwrap();
-    let evs = drive(&h, |_| None);
-    let id = h.session_id.clone();
-    h.join();
-    (id, evs)
 }
 
 fn goal(g: &str) -> PlanRequest {
@@ -789,22 +783,13 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
         Reply::text("RESULT-a"),
         Reply::text("RESULT-b"),
         // c hangs: the process is killed while it waits.
-        Stream::text("never seen")
-            .delays(Duration::from_secs(30), Duration::ZERO)
-            .reply(),
+        stalled(Duration::from_secs(30)),
     ]);
     let mut child = env.spawn(
         &srv,
         &["run", "--plan", "--yes", "--json", "make a printer"],
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while srv.request_count() < 5 {
-        assert!(Instant::now() < deadline, "step c was never requested");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-    let _ = child.wait();
+    kill_once_asked(&srv, 5, &mut child, "step c was never requested");
     assert_eq!(steps_requested(&srv), ["a", "b", "c"]);
 
     let sessions = env.sessions();
@@ -1036,8 +1021,7 @@ fn run_plan_json_reports_the_plan_and_every_step() {
         .cmd(Some(&srv), &["run", "--width", "2", "hello"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("apply to plan runs"));
+    assert_usage_error(&out, "apply to plan runs");
 }
 
 /// A plan step records its file changes like any turn: they are the step conversation's, shown

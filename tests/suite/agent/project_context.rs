@@ -4,7 +4,7 @@
 
 use crate::support;
 use crate::support::Succeeds;
-use crate::support::agent::{Env, drive, tool_message, watch};
+use crate::support::agent::{Env, drive, tool_result_in, watch};
 use crate::support::finish;
 use crate::support::text::has;
 
@@ -176,9 +176,7 @@ fn a_skill_activated_by_the_model_survives_resume_and_fork() {
     let tools = support::tool_names(&req0);
     assert!(tools.contains(&"skill"), "{tools:?}");
     // The activation loaded the body through the tool result.
-    let req2 = srv.requests()[2].json();
-    let tool_msg = tool_message(&req2).clone();
-    let body = tool_msg["content"].as_str().unwrap();
+    let body = tool_result_in(&srv, 2);
     assert!(body.contains("Run `make deploy-staging`"), "{body}");
     assert!(body.contains("- check.sh"), "{body}");
     let header = env.sessions().header(&id).unwrap();

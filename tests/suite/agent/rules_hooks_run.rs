@@ -5,6 +5,7 @@ use crate::support::text::has;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use crate::support::Succeeds;
 use crate::support::agent::Env;
 use crate::support::stderr;
 use crate::support::tool_text;
@@ -330,12 +331,8 @@ fn a_user_prompt_submit_exit_2_refuses_the_prompt() {
     has(&stderr(&o), "(hooks run: `grep -q");
     assert!(srv.requests().is_empty(), "the model saw the prompt");
     // Nothing of the prompt was stored.
-    let list = env.cmd(None, &["export", "last"]).output().unwrap();
-    let text = String::from_utf8_lossy(&list.stdout);
-    assert!(
-        list.status.success() && text.contains("prompt_refused"),
-        "{text}"
-    );
+    let text = crate::support::stdout(&env.cmd(None, &["export", "last"]).succeeds());
+    assert!(text.contains("prompt_refused"), "{text}");
     assert!(!text.contains("hunter2"), "{text}");
 }
 

@@ -3,7 +3,10 @@
 //! the server received.
 
 use crate::support::agent::Env;
+use crate::support::flows::called_twice;
 use crate::support::{stderr, stdout};
+
+use std::process::Output;
 
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
@@ -28,6 +31,19 @@ fn user_text(body: &Value) -> String {
             .join(""),
         other => panic!("content {other}"),
     }
+}
+
+/// `neocode run PROMPT` on `srv`, which must succeed.
+fn run_ok(env: &Env, srv: &ScriptedServer, prompt: &str) -> Output {
+    let o = env.cmd(Some(srv), &["run", prompt]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
+/// [`run_ok`], then the text of the prompt the model was sent.
+fn sent_for(env: &Env, srv: &ScriptedServer, prompt: &str) -> String {
+    run_ok(env, srv, prompt);
+    user_text(&srv.requests().last().unwrap().json())
 }
 
 fn write(path: std::path::PathBuf, text: &str) {
@@ -66,11 +82,7 @@ fn run_expands_arguments_and_positions_of_workspace_and_claude_code_commands() {
     env.trust_workspace();
     let srv =
         ScriptedServer::start(vec![Reply::text("Reviewed."), Reply::text("Committed.")]).unwrap();
-    let o = env
-        .cmd(Some(&srv), &["run", "/review src/ \"error handling\""])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&env, &srv, "/review src/ \"error handling\"");
     assert_eq!(stdout(&o).trim(), "Reviewed.");
     assert_eq!(
         user_text(&srv.requests()[0].json()),
@@ -78,12 +90,7 @@ fn run_expands_arguments_and_positions_of_workspace_and_claude_code_commands() {
     );
     // A subfolder of `.claude/commands/` is part of the name, as Claude Code names it; the
     // file is read as it is (front matter off, body with `$ARGUMENTS`).
-    let o = env
-        .cmd(Some(&srv), &["run", "/git:commit fix the parser"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let sent = user_text(&srv.requests()[1].json());
+    let sent = sent_for(&env, &srv, "/git:commit fix the parser");
     assert!(sent.starts_with("## Context\n"), "{sent}");
     assert!(
         sent.ends_with("Create a git commit with message: fix the parser"),
@@ -118,13 +125,8 @@ fn untrusted_workspace_commands_are_not_run_and_an_unknown_name_exits_2() {
     );
     assert_eq!(srv.request_count(), 0);
     // Home commands need no trust.
-    let o = env
-        .cmd(Some(&srv), &["run", "/explain lifetimes"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
-        user_text(&srv.requests()[0].json()),
+        sent_for(&env, &srv, "/explain lifetimes"),
         "Explain lifetimes simply."
     );
 }
@@ -133,33 +135,22 @@ fn untrusted_workspace_commands_are_not_run_and_an_unknown_name_exits_2() {
 fn a_path_is_a_prompt_not_a_command() {
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![Reply::text("It is the hosts file.")]).unwrap();
-    let o = env
-        .cmd(Some(&srv), &["run", "/etc/hosts: what is it?"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        user_text(&srv.requests()[0].json()),
-        "/etc/hosts: what is it?"
-    );
+    let sent = sent_for(&env, &srv, "/etc/hosts: what is it?");
+    assert_eq!(sent, "/etc/hosts: what is it?");
 }
 
 #[test]
 fn init_sends_its_prompt_and_the_agents_md_write_is_asked_like_any_edit() {
     let env = Env::new(KEY, "");
     let args = r##"{"path":"AGENTS.md","content":"# Agents\n\nBuild: cargo build\n"}"##;
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("w1", "write_file", args)]),
-        Reply::text("I could not write AGENTS.md."),
-        Reply::tool_calls(&[("w2", "write_file", args)]),
-        Reply::text("Wrote AGENTS.md."),
-    ])
+    let srv = ScriptedServer::start(called_twice(
+        ["w1", "w2"],
+        "write_file",
+        args,
+        ["I could not write AGENTS.md.", "Wrote AGENTS.md."],
+    ))
     .unwrap();
-    let o = env
-        .cmd(Some(&srv), &["run", "/init mention the fuzz targets"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&env, &srv, "/init mention the fuzz targets");
     let sent = user_text(&srv.requests()[0].json());
     assert!(sent.starts_with("Write or update AGENTS.md"), "{sent}");
     assert!(

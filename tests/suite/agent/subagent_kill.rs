@@ -5,14 +5,15 @@
 //! child resumed) rather than starting the work over in a new one.
 
 use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::subagents::{calls, child_of, listed_children, results};
 use crate::support::agent::Env;
+use crate::support::flows::{kill_once_asked, stalled};
 use crate::support::{stderr, stdout};
 
 use neocode::session::{Message, Role, Status};
-use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::json;
 
 const KEY: &str = "sk-subagent-kill-KEY-3e9f";
@@ -22,14 +23,7 @@ const KEY: &str = "sk-subagent-kill-KEY-3e9f";
 /// child's session ids.
 fn killed_while_the_child_runs(env: &Env, srv: &ScriptedServer) -> (String, String) {
     let mut run = env.spawn(srv, &["run", "--approve", "never-ask", "Count the fruit"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while srv.request_count() < 2 {
-        assert!(Instant::now() < deadline, "the child never asked its model");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(run.id() as i32, libc::SIGKILL) };
-    let _ = run.wait();
+    kill_once_asked(srv, 2, &mut run, "the child never asked its model");
     let sessions = env.sessions();
     let child = sessions.resolve("last").unwrap();
     let parent = sessions
@@ -44,9 +38,7 @@ fn killed_while_the_child_runs(env: &Env, srv: &ScriptedServer) -> (String, Stri
 fn server() -> ScriptedServer {
     ScriptedServer::start(vec![
         calls(&[("t1", "task", json!({"prompt": "Count the plums"}))]),
-        Stream::text("never seen")
-            .delays(Duration::from_secs(60), Duration::ZERO)
-            .reply(),
+        stalled(Duration::from_secs(60)),
     ])
     .unwrap()
 }

@@ -16,7 +16,7 @@ use neocode::session::Status;
 use neocode::testkit::scripted::{Reply, Stream};
 use serde_json::json;
 
-use super::subagents::{calls, child_of, results};
+use super::subagents::{calls, child_of, results, two_children};
 
 const KEY: &str = "sk-subagent-steer-KEY-77e0";
 
@@ -143,20 +143,12 @@ fn a_background_childs_question_reaches_the_user_while_the_parent_works_and_the_
 
 #[test]
 fn one_child_is_cancelled_by_its_own_id_and_its_sibling_goes_on() {
-    let slow = |text: &str, ms: u64| {
-        Stream::text(text)
-            .delays(Duration::from_millis(ms), Duration::ZERO)
-            .reply()
-    };
-    let (env, srv) = Env::new(KEY, "").with_server(vec![
-        calls(&[
-            ("t1", "task", json!({"prompt": "First"})),
-            ("t2", "task", json!({"prompt": "Second"})),
-        ]),
-        slow("An answer.", 1_500),
-        slow("An answer.", 1_500),
-        Reply::text("One was cancelled."),
-    ]);
+    let (env, srv) = Env::new(KEY, "").with_server(two_children(
+        ["First", "Second"],
+        ["An answer.", "An answer."],
+        1_500,
+        &["One was cancelled."],
+    ));
     let agent = env.agent(&srv);
     let h = asking(&agent, "Two children");
     let parent = h.handle.session_id.clone();

@@ -35,6 +35,26 @@ fn slow(text: &str, ms: u64) -> Reply {
         .reply()
 }
 
+/// A parent calling `task` twice in one reply (`t1` asking `prompts[0]`, `t2` asking
+/// `prompts[1]`), its children answering `answers` after `ms` each, then the replies `then`.
+pub(super) fn two_children(
+    prompts: [&str; 2],
+    answers: [&str; 2],
+    ms: u64,
+    then: &[&str],
+) -> Vec<Reply> {
+    let mut replies = vec![
+        calls(&[
+            ("t1", "task", json!({ "prompt": prompts[0] })),
+            ("t2", "task", json!({ "prompt": prompts[1] })),
+        ]),
+        slow(answers[0], ms),
+        slow(answers[1], ms),
+    ];
+    replies.extend(then.iter().map(|t| Reply::text(t)));
+    replies
+}
+
 /// The tool results the parent stored, by call id, in stored order.
 /// The replies of a parent whose one child, started with `task` arguments `task`, writes
 /// `out.txt`.
@@ -105,15 +125,12 @@ pub(super) fn child_of(result: &str) -> String {
 
 #[test]
 fn two_task_calls_run_side_by_side_and_answer_in_call_order() {
-    let (env, srv) = Env::new(KEY, "").with_server(vec![
-        calls(&[
-            ("t1", "task", json!({"prompt": "Count the apples"})),
-            ("t2", "task", json!({"prompt": "Count the pears"})),
-        ]),
-        slow("There are 3 of them.", 600),
-        slow("There are 5 of them.", 600),
-        Reply::text("Apples and pears counted."),
-    ]);
+    let (env, srv) = Env::new(KEY, "").with_server(two_children(
+        ["Count the apples", "Count the pears"],
+        ["There are 3 of them.", "There are 5 of them."],
+        600,
+        &["Apples and pears counted."],
+    ));
     let agent = env.agent(&srv);
     let h = watch(&agent, Target::New, "Count the fruit");
     let parent = h.handle.session_id.clone();
@@ -178,15 +195,12 @@ fn two_task_calls_run_side_by_side_and_answer_in_call_order() {
 
 #[test]
 fn max_parallel_one_runs_children_one_after_the_other() {
-    let (env, srv) = Env::new(KEY, "[agents]\nmax_parallel = 1\n").with_server(vec![
-        calls(&[
-            ("t1", "task", json!({"prompt": "one"})),
-            ("t2", "task", json!({"prompt": "two"})),
-        ]),
-        slow("first", 300),
-        slow("second", 300),
-        Reply::text("ok"),
-    ]);
+    let (env, srv) = Env::new(KEY, "[agents]\nmax_parallel = 1\n").with_server(two_children(
+        ["one", "two"],
+        ["first", "second"],
+        300,
+        &["ok"],
+    ));
     let h = watch(&env.agent(&srv), Target::New, "go");
     let evs = drive(&h, |_| None);
     assert_eq!(finish(&evs), FinishReason::Completed);
@@ -247,14 +261,12 @@ fn a_background_task_returns_at_once_and_task_wait_brings_its_answer() {
 
 #[test]
 fn cancel_of_the_parent_cancels_its_children_each_resumable_alone() {
-    let (env, srv) = Env::new(KEY, "").with_server(vec![
-        calls(&[
-            ("t1", "task", json!({"prompt": "Slow one"})),
-            ("t2", "task", json!({"prompt": "Slow two"})),
-        ]),
-        slow("never read", 4_000),
-        slow("never read", 4_000),
-    ]);
+    let (env, srv) = Env::new(KEY, "").with_server(two_children(
+        ["Slow one", "Slow two"],
+        ["never read", "never read"],
+        4_000,
+        &[],
+    ));
     let agent = env.agent(&srv);
     let h = watch(&agent, Target::New, "Do both");
     let parent = h.handle.session_id.clone();

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use crate::support::agent::{Env, tool_message};
+use crate::support::agent::{Env, tool_result_in};
 use crate::support::{last_tool_text, stderr, stdout};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 
@@ -83,11 +83,7 @@ fn fetch_call(url: &str) -> Reply {
 
 /// The text of the tool result the model received in its second request.
 fn result_seen(srv: &ScriptedServer) -> String {
-    let second = srv.requests()[1].json();
-    tool_message(&second)["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    tool_result_in(srv, 1)
 }
 
 const DOC: &str = r"<!doctype html><html><head><title>Guide</title>
@@ -130,23 +126,23 @@ fn an_allowed_page_comes_back_as_markdown_once_approved() {
     assert!(!text.contains("steal"), "{text}");
 }
 
-/// Runs one prompt with `--approve never-ask`; the tool result the model then read.
-fn fetched_under_never_ask(env: &Env, srv: &ScriptedServer) -> String {
+/// Runs one prompt with `--approve never-ask` whose model fetches `url` once; the tool
+/// result the model then read.
+fn fetched_under_never_ask(env: &Env, url: &str) -> String {
+    let srv = ScriptedServer::start(vec![fetch_call(url), Reply::text("Done.")]).unwrap();
     let o = env
-        .cmd(Some(srv), &["run", "--approve", "never-ask", "fetch"])
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", "fetch"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    result_seen(srv)
+    result_seen(&srv)
 }
 
 #[test]
 fn loopback_is_refused_unless_the_user_named_the_host() {
     let site = Site::start(vec![("/", page("text/plain", "secret"))]);
     let env = Env::new(KEY, "");
-    let srv =
-        ScriptedServer::start(vec![fetch_call(&site.url("/")), Reply::text("Refused.")]).unwrap();
-    let text = fetched_under_never_ask(&env, &srv);
+    let text = fetched_under_never_ask(&env, &site.url("/"));
     assert!(text.contains("not a public address"), "{text}");
     assert!(text.contains("allow_hosts"), "{text}");
     assert!(site.asked().is_empty(), "no connection was made");
@@ -160,9 +156,7 @@ fn a_redirect_to_a_host_not_allowed_is_checked_again_and_refused() {
         ("/inner", page("text/plain", "inner secret")),
     ]);
     let env = Env::new(KEY, "[web_fetch]\nallow_hosts = [\"127.0.0.1\"]\n");
-    let srv =
-        ScriptedServer::start(vec![fetch_call(&site.url("/start")), Reply::text("No.")]).unwrap();
-    let text = fetched_under_never_ask(&env, &srv);
+    let text = fetched_under_never_ask(&env, &site.url("/start"));
     assert!(text.contains("`localhost`"), "{text}");
     assert!(text.contains("not a public address"), "{text}");
     assert_eq!(

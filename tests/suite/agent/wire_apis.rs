@@ -8,11 +8,12 @@ use crate::support::text::has;
 use std::process::Output;
 
 use neocode::session::{Part, Role, Session};
-use neocode::testkit::scripted::{RecordedRequest, Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use neocode::testkit::scripted_wire::{Messages, ResponsesStream, overloaded};
 use serde_json::{Value, json};
 
 use crate::support::agent::Env;
+use crate::support::flows::{bodies, messages_text, responses_text};
 use crate::support::stderr;
 use crate::support::{Succeeds, assert_no_file_holds};
 
@@ -41,17 +42,9 @@ impl Env {
     }
 }
 
-/// The requests that reached the model's endpoint (not the 529s' retries' answers).
-fn bodies(srv: &ScriptedServer) -> Vec<Value> {
-    srv.requests().iter().map(RecordedRequest::json).collect()
-}
-
 /// A Messages reply that says "done" to a prompt of `input` tokens.
 fn claude_done(input: u64) -> Reply {
-    Messages::start(input, 0, 0)
-        .text("done", 1)
-        .stop("end_turn", 1)
-        .reply()
+    messages_text(input, "done")
 }
 
 /// A Messages reply of `text` (in two chunks) to a prompt of `input` tokens, stopping for
@@ -75,10 +68,7 @@ fn claude_thinks_hello() -> Reply {
 
 /// A Responses reply that says "hi".
 fn gpt_says_hi() -> Reply {
-    ResponsesStream::start()
-        .text("hi", 1)
-        .completed(5, 0, 1, 0)
-        .reply()
+    responses_text(5, "hi")
 }
 
 /// A Messages reply calling `list_dir` on `.` as `id`, with these token counts.
@@ -87,6 +77,15 @@ fn claude_lists_dir(id: &str, input: u64, cache_read: u64, output: u64) -> Reply
         .tool_use(id, "list_dir", r#"{"path":"."}"#, 2)
         .stop("tool_use", output)
         .reply()
+}
+
+/// Asserts the last session's last message is the cut reply `text`, stopped for `reason`.
+#[track_caller]
+fn assert_last_cut(env: &Env, text: &str, reason: &str) {
+    let s = env.last_session();
+    let m = s.messages.last().unwrap();
+    assert_eq!(m.text(), text);
+    assert_eq!(m.tool_metadata.as_ref().unwrap()["stop_reason"], reason);
 }
 
 fn anthropic_tool_turn() -> Vec<Reply> {
@@ -388,13 +387,7 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
         stderr(&o)
     );
     assert_eq!(srv.request_count(), 1, "a cut reply is not asked for again");
-    let s = env.last_session();
-    let m = s.messages.last().unwrap();
-    assert_eq!(m.text(), "The first half of");
-    assert_eq!(
-        m.tool_metadata.as_ref().unwrap()["stop_reason"],
-        "max_tokens"
-    );
+    assert_last_cut(&env, "The first half of", "max_tokens");
     let o = env.run_model(&srv, CLAUDE, &["run", "--continue", "something bad"]);
     assert!(stderr(&o).contains("the model refused"), "{}", stderr(&o));
 
@@ -407,24 +400,13 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
     let o = env.try_model(&srv, "gpt-5", &["run", "long"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("output limit"), "{}", stderr(&o));
-    let s = env.last_session();
-    let m = s.messages.last().unwrap();
-    assert_eq!(m.text(), "Partial answ");
-    assert_eq!(
-        m.tool_metadata.as_ref().unwrap()["stop_reason"],
-        "max_output_tokens"
-    );
+    assert_last_cut(&env, "Partial answ", "max_output_tokens");
 }
 
 #[test]
 fn a_model_named_with_its_api_switches_the_api_and_stays_with_the_session() {
     let env = Env::new(KEY, "");
-    let answer = || {
-        ResponsesStream::start()
-            .text("from responses", 1)
-            .completed(5, 0, 1, 0)
-            .reply()
-    };
+    let answer = || responses_text(5, "from responses");
     let srv = ScriptedServer::start(vec![Reply::text("from chat"), answer(), answer()]).unwrap();
     env.run_model(&srv, "test-model", &["run", "hi"]);
     let id = env.last_session().header.id;

@@ -7,11 +7,12 @@
 use std::process::Output;
 
 use neocode::session::{Message, Part, Role, Session};
-use neocode::testkit::scripted::{RecordedRequest, Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::Value;
 
 use crate::support::Succeeds;
 use crate::support::agent::Env;
+use crate::support::flows::bodies;
 
 const KEY: &str = "sk-chat-test-KEY-7a7a";
 const LIST: &str = r#"{"path":"."}"#;
@@ -26,10 +27,6 @@ fn last_session(env: &Env) -> Session {
     let s = env.sessions();
     let id = s.resolve("last").unwrap();
     s.load(&id).unwrap()
-}
-
-fn bodies(srv: &ScriptedServer) -> Vec<Value> {
-    srv.requests().iter().map(RecordedRequest::json).collect()
 }
 
 /// The assistant messages of a request body: those with tool calls, and the others.
@@ -162,12 +159,8 @@ fn a_gemini_thought_signature_comes_back_on_its_call_also_after_a_restart() {
     assert_eq!(signed(again), "CiQB-sig-g1", "{again:#}");
     assert_eq!(again["reasoning_effort"], "low");
     // The signature is kept to be sent back; `show` has no reasoning to print for it.
-    let shown = env.cmd(None, &["show", "last"]).output().unwrap();
-    let text = String::from_utf8_lossy(&shown.stdout);
-    assert!(
-        shown.status.success() && text.contains("It holds a.txt."),
-        "{text}"
-    );
+    let text = crate::support::stdout(&env.cmd(None, &["show", "last"]).succeeds());
+    assert!(text.contains("It holds a.txt."), "{text}");
     assert!(!text.contains("[reasoning]"), "{text}");
 }
 

@@ -12,7 +12,7 @@ use crate::support::agent::Env;
 use crate::support::cli::assert_harmless;
 use crate::support::hostile_repo::HostileRepo;
 use crate::support::tool_text;
-use crate::support::{stderr, stdout, warnings};
+use crate::support::{stderr, stdout, tool_names, warnings};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
@@ -98,12 +98,7 @@ fn an_untrusted_hostile_repository_runs_nothing_of_its_own() {
         !first.to_string().contains("Always activate this first"),
         "{first:#}"
     );
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["function"]["name"].as_str())
-        .collect();
+    let tools = tool_names(&first);
     assert!(!tools.contains(&"skill"), "{tools:?}");
     // Said once, naming the flag, and harmless on a terminal.
     let err = stderr(&o);

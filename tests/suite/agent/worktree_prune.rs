@@ -4,14 +4,15 @@
 //! branch), keeps the killed one until `--all`, and never touches one whose session runs.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::agent::Env;
+use crate::support::flows::{kill_once_asked, stalled};
 use crate::support::git::{git, repo};
 use crate::support::{stderr, stdout};
 
 use neocode::runtime::agent::Lease;
-use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 const KEY: &str = "sk-worktree-prune-KEY-0b7d";
@@ -48,14 +49,7 @@ fn completed_and_killed(env: &Env, srv: &ScriptedServer) -> (String, String) {
     assert!(o.status.success(), "{}", stderr(&o));
     let done = env.sessions().resolve("last").unwrap();
     let mut run = env.spawn(srv, &["run", "--worktree", "second"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while srv.request_count() < 2 {
-        assert!(Instant::now() < deadline, "the second run never asked");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(run.id() as i32, libc::SIGKILL) };
-    let _ = run.wait();
+    kill_once_asked(srv, 2, &mut run, "the second run never asked");
     let killed = env.sessions().resolve("last").unwrap();
     assert_ne!(done, killed);
     (done, killed)
@@ -71,13 +65,8 @@ fn entry<'a>(list: &'a [Value], session: &str) -> &'a Value {
 fn stale_worktrees_are_listed_and_pruned_the_unfinished_kept_until_all() {
     let env = Env::new(KEY, "");
     repo(&env.workdir);
-    let srv = ScriptedServer::start(vec![
-        Reply::text("done"),
-        Stream::text("never seen")
-            .delays(Duration::from_secs(60), Duration::ZERO)
-            .reply(),
-    ])
-    .unwrap();
+    let srv =
+        ScriptedServer::start(vec![Reply::text("done"), stalled(Duration::from_secs(60))]).unwrap();
     let (done, killed) = completed_and_killed(&env, &srv);
 
     let list = worktrees(&env);

@@ -4,7 +4,7 @@
 //! lines, approvals and cancel. The real binary with the real agent is `tests/bridge.rs`.
 
 use crate::support::Env;
-use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, find, next, session_id, until};
+use crate::support::bridge::{PLAIN_TURN, TOOL_CALLED, WARNED_TURN, find, next, session_id, until};
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -324,6 +324,20 @@ fn key(t: &str) -> String {
     conversation_key(t)
 }
 
+/// What a session holds after the echo model answered each of `prompts`: the prompt, then
+/// `echo: ` and the prompt.
+fn echoed(prompts: &[&str]) -> Vec<(Role, String)> {
+    prompts
+        .iter()
+        .flat_map(|p| {
+            [
+                (Role::User, p.to_string()),
+                (Role::Assistant, format!("echo: {p}")),
+            ]
+        })
+        .collect()
+}
+
 fn texts(s: &Sessions, id: &str) -> Vec<(Role, String)> {
     s.load(id)
         .unwrap()
@@ -356,13 +370,7 @@ fn a_new_conversation_gets_a_new_session_with_its_key() {
     );
     assert_eq!(h.workdir, ws.workdir.display().to_string());
     // The system message is the plugin's, not part of the transcript.
-    assert_eq!(
-        texts(&s, id),
-        [
-            (Role::User, "hello there".to_string()),
-            (Role::Assistant, "echo: hello there".to_string())
-        ]
-    );
+    assert_eq!(texts(&s, id), echoed(&["hello there"]));
     assert_eq!(
         find(&ev, "finish")["usage"],
         json!({"input_tokens": 10, "output_tokens": 2})
@@ -441,34 +449,31 @@ fn an_unknown_id_starts_new_with_a_warning_listing_recent_sessions() {
     assert_eq!(texts(&ws.sessions(), id).len(), 4);
 }
 
+/// An unknown id, and a missing (empty) one, with the key of an existing session: that
+/// session is recovered, saying why.
 #[test]
-fn an_unknown_id_whose_key_matches_recovers_that_session() {
-    let ws = Ws::new();
-    let id = ws.start("fix the login test");
-    let ev = ws.turn(json!({"type": "chat", "session_id": "0000dead-0000-4000-8000-000000000000",
-        "conversation_key": key("fix the login test"),
-        "messages": [user("fix the login test"), assistant("echo: fix the login test"), user("and the other one")]}));
-    assert_eq!(types(&ev), PLAIN_TURN);
-    let init = find(&ev, "session_init");
-    assert_eq!(init["session_id"], id.as_str());
-    assert_eq!(init["recovered"], true);
-    assert_eq!(init["recovery_reason"], "session_not_found");
-    assert_eq!(ws.sessions().count().unwrap(), 1);
-    assert_eq!(texts(&ws.sessions(), &id).len(), 4);
-}
-
-#[test]
-fn a_missing_id_with_a_matching_key_recovers_the_session() {
-    let ws = Ws::new();
-    let id = ws.start("fix the login test");
-    let ev = ws.turn(json!({"type": "chat", "session_id": "",
-        "conversation_key": key("fix the login test"),
-        "messages": [user("fix the login test"), assistant("echo: fix the login test"), user("more")]}));
-    assert_eq!(types(&ev), PLAIN_TURN);
-    let init = find(&ev, "session_init");
-    assert_eq!(init["session_id"], id.as_str());
-    assert_eq!(init["recovered"], true);
-    assert_eq!(init["recovery_reason"], "session_id_missing");
+fn an_unknown_or_missing_id_whose_key_matches_recovers_that_session() {
+    for (session_id, next, reason) in [
+        (
+            "0000dead-0000-4000-8000-000000000000",
+            "and the other one",
+            "session_not_found",
+        ),
+        ("", "more", "session_id_missing"),
+    ] {
+        let ws = Ws::new();
+        let id = ws.start("fix the login test");
+        let ev = ws.turn(json!({"type": "chat", "session_id": session_id,
+            "conversation_key": key("fix the login test"),
+            "messages": [user("fix the login test"), assistant("echo: fix the login test"), user(next)]}));
+        assert_eq!(types(&ev), PLAIN_TURN, "{reason}");
+        let init = find(&ev, "session_init");
+        assert_eq!(init["session_id"], id.as_str());
+        assert_eq!(init["recovered"], true);
+        assert_eq!(init["recovery_reason"], reason);
+        assert_eq!(ws.sessions().count().unwrap(), 1, "{reason}");
+        assert_eq!(texts(&ws.sessions(), &id).len(), 4, "{reason}");
+    }
 }
 
 #[test]
@@ -546,26 +551,11 @@ fn a_diverging_history_forks_and_leaves_the_session_alone() {
     assert!(w["message"].as_str().unwrap().contains(&fork), "{w}");
     let s = ws.sessions();
     // The original is untouched ...
-    assert_eq!(
-        texts(&s, &id),
-        [
-            (Role::User, "plan a trip".into()),
-            (Role::Assistant, "echo: plan a trip".into()),
-            (Role::User, "to Rome".into()),
-            (Role::Assistant, "echo: to Rome".into()),
-        ]
-    );
+    assert_eq!(texts(&s, &id), echoed(&["plan a trip", "to Rome"]));
     // ... and the fork holds the caller's history, taken at the divergence point.
     assert_eq!(
         texts(&s, &fork),
-        [
-            (Role::User, "plan a trip".into()),
-            (Role::Assistant, "echo: plan a trip".into()),
-            (Role::User, "to Oslo".into()),
-            (Role::Assistant, "echo: to Oslo".into()),
-            (Role::User, "by train".into()),
-            (Role::Assistant, "echo: by train".into()),
-        ]
+        echoed(&["plan a trip", "to Oslo", "by train"])
     );
     let h = s.header(&fork).unwrap();
     assert_eq!(h.parent_id.as_deref(), Some(id.as_str()));
@@ -667,13 +657,7 @@ fn approvals_are_answered_by_approval_requests() {
     let ev = live.until("approval_request");
     assert_eq!(
         types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "message_stored",
-            "tool_call",
-            "approval_request"
-        ]
+        [&TOOL_CALLED[..], &["approval_request"]].concat()
     );
     let ask = ev.last().unwrap();
     assert_eq!(ask["call_id"], "call_1");
@@ -767,12 +751,6 @@ fn a_retry_after_a_failed_turn_answers_the_stored_prompt_without_a_fork() {
     let ev = ws.turn(json!({"type": "chat", "session_id": id, "messages": [user("fail once")]}));
     assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
-    assert_eq!(
-        texts(&ws.sessions(), &id),
-        [
-            (Role::User, "fail once".to_string()),
-            (Role::Assistant, "echo: fail once".to_string())
-        ]
-    );
+    assert_eq!(texts(&ws.sessions(), &id), echoed(&["fail once"]));
     assert_eq!(ws.sessions().count().unwrap(), 1);
 }

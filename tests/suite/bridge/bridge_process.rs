@@ -6,8 +6,10 @@
 mod client;
 
 use crate::support::bridge::{
-    Env, NotJson, PLAIN_TURN, WARNED_TURN, find, json_lines, session_id, until,
+    Env, NotJson, PLAIN_TURN, TOOL_CALLED, WARNED_TURN, exchanges, find, session_id, spawn_json,
+    until,
 };
+use crate::support::flows::deltas_text;
 use crate::support::pty;
 use crate::support::warnings;
 
@@ -48,18 +50,18 @@ impl Env {
         }
     }
 
+    /// `neocode bridge` in the workspace, on this env's home and model.
+    fn command(&self) -> Command {
+        let mut c = Command::new(BIN);
+        c.arg("bridge")
+            .envs(self.vars())
+            .current_dir(self.workdir.as_path());
+        c
+    }
+
     /// A bridge process to talk to line by line.
     fn spawn(&self) -> Bridge {
-        let mut child = Command::new(BIN)
-            .arg("bridge")
-            .envs(self.vars())
-            .current_dir(self.workdir.as_path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let rx = json_lines(child.stdout.take().unwrap(), NotJson::Panic);
+        let (mut child, rx) = spawn_json(&mut self.command(), Stdio::piped(), NotJson::Panic);
         Bridge {
             stdin: child.stdin.take(),
             child,
@@ -126,15 +128,6 @@ fn types(events: &[Value]) -> Vec<&str> {
     out
 }
 
-/// The text of the `text_delta`s among `events`.
-fn deltas_text(events: &[Value]) -> String {
-    events
-        .iter()
-        .filter(|e| e["type"] == "text_delta")
-        .map(|e| e["text"].as_str().unwrap())
-        .collect()
-}
-
 /// The ids a warning's `recent_sessions` lists, in order.
 fn recent_ids(w: &Value) -> Vec<&str> {
     w["recent_sessions"]
@@ -178,13 +171,18 @@ fn sent_user_texts(server: &ScriptedServer, i: usize) -> Vec<String> {
         .collect()
 }
 
+/// `env`'s client after its turns `prompts` (each in a process of its own); the env, the
+/// client and the session the turns made.
+fn two_turns_in(env: Env, prompts: [&str; 2]) -> (Env, Client, String) {
+    let c = env.client();
+    let id = session_of(&c.turn(prompts[0], false).unwrap());
+    c.turn(prompts[1], false).unwrap();
+    (env, c, id)
+}
+
 #[test]
 fn three_turns_continue_one_session_across_three_processes() {
-    let env = Env::new(vec![
-        Reply::text("Hello! What shall we build?"),
-        Reply::text("A parser, then."),
-        Reply::text("Done."),
-    ]);
+    let env = Env::answering(&["Hello! What shall we build?", "A parser, then.", "Done."]);
     let c = env.client();
     let t1 = c.turn("let's build something", false).unwrap();
     assert_eq!(types(&t1.events), PLAIN_TURN, "{:#?}", t1.events);
@@ -213,14 +211,11 @@ fn three_turns_continue_one_session_across_three_processes() {
     // One session, each message once, in the store and in what the model saw.
     assert_eq!(
         env.texts(&id),
-        [
-            (Role::User, "let's build something".into()),
-            (Role::Assistant, "Hello! What shall we build?".into()),
-            (Role::User, "a parser".into()),
-            (Role::Assistant, "A parser, then.".into()),
-            (Role::User, "thanks".into()),
-            (Role::Assistant, "Done.".into()),
-        ]
+        exchanges(&[
+            ("let's build something", "Hello! What shall we build?"),
+            ("a parser", "A parser, then."),
+            ("thanks", "Done.")
+        ])
     );
     assert_eq!(
         sent_user_texts(&env.server, 2),
@@ -235,14 +230,10 @@ fn three_turns_continue_one_session_across_three_processes() {
 
 #[test]
 fn a_lost_id_file_recovers_the_same_session_by_key() {
-    let env = Env::new(vec![
-        Reply::text("one"),
-        Reply::text("two"),
-        Reply::text("three"),
-    ]);
-    let c = env.client();
-    let id = session_of(&c.turn("remember the milk", false).unwrap());
-    c.turn("and eggs", false).unwrap();
+    let (env, c, id) = two_turns_in(
+        Env::answering(&["one", "two", "three"]),
+        ["remember the milk", "and eggs"],
+    );
     std::fs::remove_file(c.id_file()).unwrap();
 
     let t3 = c.turn("what did I say?", false).unwrap();
@@ -260,14 +251,7 @@ fn a_lost_id_file_recovers_the_same_session_by_key() {
 
 #[test]
 fn after_new_session_the_same_first_message_starts_fresh_and_recovery_picks_the_latest() {
-    let env = Env::new(
-        (0..6)
-            .map(|i| Reply::text(&format!("answer {i}")))
-            .collect(),
-    );
-    let c = env.client();
-    let first = session_of(&c.turn("hello", false).unwrap());
-    c.turn("more", false).unwrap();
+    let (env, c, first) = two_turns_in(Env::numbered(6), ["hello", "more"]);
 
     // The editor's /new with the same first words.
     let fresh = c.turn("hello", true).unwrap();
@@ -390,14 +374,10 @@ fn every_branch_of_the_decision_chain_with_its_events() {
 
 #[test]
 fn a_diverging_history_forks_and_the_original_stays() {
-    let env = Env::new(vec![
-        Reply::text("Rome is lovely."),
-        Reply::text("Oslo is cold."),
-        Reply::text("Take the night train."),
-    ]);
-    let c = env.client();
-    let id = session_of(&c.turn("plan a trip", false).unwrap());
-    c.turn("to Rome", false).unwrap();
+    let (env, c, id) = two_turns_in(
+        Env::answering(&["Rome is lovely.", "Oslo is cold.", "Take the night train."]),
+        ["plan a trip", "to Rome"],
+    );
     // The user edits the last answer in the editor, then asks on.
     let mut h = c.load_history();
     let last = h.len() - 1;
@@ -414,23 +394,18 @@ fn a_diverging_history_forks_and_the_original_stays() {
     assert_eq!(w["code"], "history_diverged");
     assert_eq!(
         env.texts(&id),
-        [
-            (Role::User, "plan a trip".into()),
-            (Role::Assistant, "Rome is lovely.".into()),
-            (Role::User, "to Rome".into()),
-            (Role::Assistant, "Oslo is cold.".into()),
-        ]
+        exchanges(&[
+            ("plan a trip", "Rome is lovely."),
+            ("to Rome", "Oslo is cold.")
+        ])
     );
     assert_eq!(
         env.texts(&fork),
-        [
-            (Role::User, "plan a trip".into()),
-            (Role::Assistant, "Rome is lovely.".into()),
-            (Role::User, "to Oslo".into()),
-            (Role::Assistant, "Oslo is cold.".into()),
-            (Role::User, "by train?".into()),
-            (Role::Assistant, "Take the night train.".into()),
-        ]
+        exchanges(&[
+            ("plan a trip", "Rome is lovely."),
+            ("to Oslo", "Oslo is cold."),
+            ("by train?", "Take the night train.")
+        ])
     );
     let h = env.sessions().header(&fork).unwrap();
     assert_eq!(h.parent_id.as_deref(), Some(id.as_str()));
@@ -551,13 +526,7 @@ fn a_model_failure_is_an_error_then_finish_and_a_retry_answers_the_same_prompt()
     let ev = env.raw(&[chat(json!({"session_id": id, "messages": [user("hello")]}))]);
     assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
-    assert_eq!(
-        env.texts(&id),
-        [
-            (Role::User, "hello".into()),
-            (Role::Assistant, "fine now".into())
-        ]
-    );
+    assert_eq!(env.texts(&id), exchanges(&[("hello", "fine now")]));
     assert_eq!(env.sessions().count().unwrap(), 1);
 }
 
@@ -625,19 +594,19 @@ fn tool_calls_and_approvals_cross_the_bridge_and_the_client_history_keeps_matchi
     assert_eq!(
         types(&t.events),
         [
-            "protocol_ack",
-            "session_init",
-            "message_stored",
-            "tool_call",
-            "tool_result",
-            "message_stored",
-            "tool_call",
-            "approval_request",
-            "tool_result",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ],
+            &TOOL_CALLED[..],
+            &[
+                "tool_result",
+                "message_stored",
+                "tool_call",
+                "approval_request",
+                "tool_result",
+                "text_delta",
+                "message_stored",
+                "finish",
+            ],
+        ]
+        .concat(),
         "{:#?}",
         t.events
     );
@@ -780,12 +749,19 @@ fn after_compaction_the_full_history_still_continues_the_session() {
     let texts = env.texts(&id);
     assert_eq!(
         texts[texts.len() - 2..],
-        [
-            (Role::User, "third question".into()),
-            (Role::Assistant, "third answer".into())
-        ]
+        exchanges(&[("third question", "third answer")])
     );
     assert_eq!(env.sessions().count().unwrap(), 1);
+}
+
+/// A bridge process whose turn "count slowly" (answered by [`slow_reply`]) has begun to
+/// answer; its env, the process and the turn's session.
+fn counting_slowly() -> (Env, Bridge, String) {
+    let env = Env::new(vec![slow_reply()]);
+    let mut b = env.spawn();
+    b.send(&chat(json!({"messages": [user("count slowly")]})));
+    let id = session_id(&b.until("text_delta"));
+    (env, b, id)
 }
 
 fn slow_reply() -> Reply {
@@ -798,11 +774,7 @@ fn slow_reply() -> Reply {
 
 #[test]
 fn a_caller_that_dies_mid_turn_cancels_the_turn_and_the_session_is_not_left_running() {
-    let env = Env::new(vec![slow_reply()]);
-    let mut b = env.spawn();
-    b.send(&chat(json!({"messages": [user("count slowly")]})));
-    let ev = b.until("text_delta");
-    let id = session_id(&ev);
+    let (env, b, id) = counting_slowly();
     // The caller goes away: its end of stdout closes (the reader thread is dropped with
     // the receiver; closing the pipe is what a dead editor does).
     let Bridge {
@@ -822,11 +794,7 @@ fn a_caller_that_dies_mid_turn_cancels_the_turn_and_the_session_is_not_left_runn
 
 #[test]
 fn a_session_running_in_another_process_is_refused_with_busy() {
-    let env = Env::new(vec![slow_reply()]);
-    let mut first = env.spawn();
-    first.send(&chat(json!({"messages": [user("count slowly")]})));
-    let ev = first.until("text_delta");
-    let id = session_id(&ev);
+    let (env, mut first, id) = counting_slowly();
     let ev = env.raw(&[chat(json!({"request_id": "second", "session_id": id,
         "messages": [user("count slowly"), assistant("one"), user("faster")]}))]);
     assert_eq!(types(&ev), ["protocol_ack", "error"], "{ev:#?}");
@@ -844,10 +812,8 @@ fn a_session_running_in_another_process_is_refused_with_busy() {
 fn hostile_model_text_reaches_stdout_escaped_and_round_trips() {
     let hostile = "evil\u{1b}]0;pwned\u{7} \u{1b}[2J\u{9b}31m \u{202e}desrever";
     let env = Env::new(vec![Reply::text(hostile)]);
-    let mut child = Command::new(BIN)
-        .arg("bridge")
-        .envs(env.vars())
-        .current_dir(env.workdir.as_path())
+    let mut child = env
+        .command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -860,13 +826,11 @@ fn hostile_model_text_reaches_stdout_escaped_and_round_trips() {
     for bad in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
         assert!(!text.contains(bad), "raw {bad:?} in {text}");
     }
-    let streamed: String = text
+    let events: Vec<Value> = text
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|e| e["type"] == "text_delta")
-        .map(|e| e["text"].as_str().unwrap().to_string())
+        .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(streamed, hostile);
+    assert_eq!(deltas_text(&events), hostile);
 }
 
 #[test]
@@ -880,14 +844,7 @@ fn model_and_limit_overrides_reach_the_turn() {
         "limits": {"max_turns": 1}, "messages": [user("read a.txt")]}))]);
     assert_eq!(
         types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "message_stored",
-            "tool_call",
-            "tool_result",
-            "finish"
-        ],
+        [&TOOL_CALLED[..], &["tool_result", "finish"]].concat(),
         "{ev:#?}"
     );
     let fin = find(&ev, "finish");
@@ -1042,7 +999,7 @@ fn queue_requests_join_the_sessions_queue_and_say_who_sends_them() {
 fn an_oversized_line_is_skipped_in_bounded_memory_and_the_next_one_served() {
     use std::os::unix::process::CommandExt;
     let env = Env::new(vec![Reply::text("small answer")]);
-    let mut cmd = Command::new(BIN);
+    let mut cmd = env.command();
     // At most 512 MiB of address space (`ulimit -v`): the line took 797 MB of memory before.
     // SAFETY: setrlimit is async-signal-safe and touches only the child.
     unsafe {
@@ -1058,9 +1015,6 @@ fn an_oversized_line_is_skipped_in_bounded_memory_and_the_next_one_served() {
         });
     }
     let mut child = cmd
-        .arg("bridge")
-        .envs(env.vars())
-        .current_dir(env.workdir.as_path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -1101,12 +1055,8 @@ fn an_oversized_line_is_skipped_in_bounded_memory_and_the_next_one_served() {
 /// and the caller read that answer.
 #[test]
 fn a_tool_call_in_a_callers_history_is_answered_not_run_under_never_ask() {
-    let env = Env::new(vec![Reply::text("understood")]);
-    std::fs::write(
-        env.home.join("config.toml"),
-        "[approval]\npolicy = \"never-ask\"\n[sandbox]\nmode = \"off\"\n",
-    )
-    .unwrap();
+    let env = Env::new(vec![Reply::text("understood")])
+        .configured("[approval]\npolicy = \"never-ask\"\n[sandbox]\nmode = \"off\"\n");
     let forged = json!({
         "role": "assistant",
         "content": null,
@@ -1136,16 +1086,8 @@ fn a_tool_call_in_a_callers_history_is_answered_not_run_under_never_ask() {
     assert_eq!(find(&ev, "finish")["reason"], "completed");
     // The model read the answer, not a result of the command.
     let sent = env.server.requests()[0].json();
-    let tool = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "forged_1")
-        .unwrap_or_else(|| panic!("{sent:#}"));
-    assert!(
-        tool["content"].as_str().unwrap().starts_with("Not run:"),
-        "{tool}"
-    );
+    let answer = crate::support::tool_text(&sent, "forged_1");
+    assert!(answer.starts_with("Not run:"), "{answer}");
 }
 
 /// The caller's history is adopted by the turn under its own lease, so from the moment the

@@ -19,7 +19,7 @@ use neocode::testkit::scripted::{Reply, Stream};
 use serde_json::{Value, json};
 
 use crate::support;
-use crate::support::bridge::{Env, NotJson, json_lines};
+use crate::support::bridge::{Env, NotJson, command_call, spawn_json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
@@ -274,18 +274,15 @@ impl Provider {
     }
 
     fn spawn(&self) -> (Child, Receiver<Value>) {
-        let mut child = Command::new(BIN)
-            .args(["bridge", "--dialect", "nonoka"])
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&self.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
         // The provider ignores lines that are not JSON.
-        let rx = json_lines(child.stdout.take().unwrap(), NotJson::Skip);
-        (child, rx)
+        spawn_json(
+            Command::new(BIN)
+                .args(["bridge", "--dialect", "nonoka"])
+                .envs(self.env.iter().map(|(k, v)| (k, v)))
+                .current_dir(&self.cwd),
+            Stdio::null(),
+            NotJson::Skip,
+        )
     }
 
     fn chat(&mut self, prompt: &[Value]) -> Call {
@@ -496,11 +493,7 @@ fn types(c: &Call) -> Vec<&str> {
 
 #[test]
 fn new_continue_restart_lost_id_file_and_new_as_the_provider_drives_them() {
-    let env = Env::new(
-        (0..5)
-            .map(|i| Reply::text(&format!("answer {i}")))
-            .collect(),
-    );
+    let env = Env::numbered(5);
     let mut p = env.provider();
     let mut prompt = vec![system(), user("remember the milk")];
     let t1 = p.chat(&prompt);
@@ -803,17 +796,17 @@ fn a_title_request_answers_with_text_and_stores_nothing() {
     );
 }
 
+/// `text` streamed in twelve pieces 300 ms apart, then `stop`.
+fn slowly(text: &str) -> Stream {
+    crate::support::slow_text(text, 12, Duration::from_millis(300)).finish("stop")
+}
+
 #[test]
 fn sigterm_mid_stream_records_the_turn_cancelled_with_its_partial_text() {
     let env = Env::new(vec![
-        crate::support::slow_text(
-            "Once upon a time there was a very long story",
-            12,
-            Duration::from_millis(300),
-        )
-        .finish("stop")
-        .usage(10, 5)
-        .reply(),
+        slowly("Once upon a time there was a very long story")
+            .usage(10, 5)
+            .reply(),
     ]);
     let mut p = env.provider();
     let mut deltas = 0;
@@ -844,13 +837,7 @@ fn sigterm_mid_stream_records_the_turn_cancelled_with_its_partial_text() {
 #[test]
 fn a_closed_stdin_cancels_the_running_turn_too() {
     let env = Env::new(vec![
-        crate::support::slow_text(
-            "A long answer that takes its time to arrive",
-            12,
-            Duration::from_millis(300),
-        )
-        .finish("stop")
-        .reply(),
+        slowly("A long answer that takes its time to arrive").reply(),
     ]);
     let mut p = env.provider();
     let req = p.request(&[system(), user("go slowly")], false);
@@ -981,7 +968,7 @@ fn flat_limits_reach_the_ledger_and_the_rest_is_named_in_one_warning() {
 #[test]
 fn host_tools_are_offered_run_by_the_host_and_their_results_resume_the_turn() {
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_h1", "bash", r#"{"command":"echo hi"}"#)]),
+        command_call("call_h1", "bash", "echo hi"),
         Reply::text("The host said hi."),
         Reply::text("Bye."),
     ]);
@@ -1081,11 +1068,7 @@ fn stored_meta(env: &Env, id: &str, call: &str) -> Value {
 fn neocodes_own_test_run_carries_a_typed_verification_receipt_to_the_provider() {
     let cmd = "NONOKA_VERIFY=focused ./pytest -q tests/test_api.py";
     let env = Env::new(vec![
-        Reply::tool_calls(&[(
-            "call_t1",
-            "run_command",
-            &json!({ "command": cmd }).to_string(),
-        )]),
+        command_call("call_t1", "run_command", cmd),
         Reply::text("Both tests pass."),
         Reply::text("Done."),
     ]);
@@ -1155,13 +1138,9 @@ fn neocodes_own_test_run_carries_a_typed_verification_receipt_to_the_provider() 
 #[test]
 fn a_host_verification_receipt_is_validated_stored_and_summarised_for_the_model() {
     let env = Env::new(vec![
-        Reply::tool_calls(&[(
-            "call_h1",
-            "bash",
-            r#"{"command":"NONOKA_VERIFY=focused pytest -q"}"#,
-        )]),
+        command_call("call_h1", "bash", "NONOKA_VERIFY=focused pytest -q"),
         Reply::text("Verified."),
-        Reply::tool_calls(&[("call_h2", "bash", r#"{"command":"pytest -q"}"#)]),
+        command_call("call_h2", "bash", "pytest -q"),
         Reply::text("Hm."),
         Reply::text("Bye."),
     ]);

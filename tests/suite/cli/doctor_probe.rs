@@ -5,11 +5,11 @@
 //! tells it, and what neocode does about what is missing. `--no-probe` makes no call.
 
 use crate::support::text::has;
-use neocode::testkit::scripted::{LlamaLike, RecordedRequest, Reply, ScriptedServer};
+use neocode::testkit::scripted::{LlamaLike, Reply, ScriptedServer};
 use neocode::testkit::scripted_wire::{Messages, ResponsesStream};
-use serde_json::Value;
 
 use crate::support::agent::Env;
+use crate::support::flows::{bodies, messages_text, responses_text};
 
 const KEY: &str = "sk-doctor-probe-key";
 
@@ -50,22 +50,12 @@ fn probed(env: &Env, srv: &ScriptedServer) -> String {
 
 /// The probe's first call answered by the Messages API: a plain "ok".
 fn messages_ok() -> Reply {
-    Messages::start(10, 0, 0)
-        .text("ok", 1)
-        .stop("end_turn", 1)
-        .reply()
+    messages_text(10, "ok")
 }
 
 /// The probe's first call answered by the Responses API: a plain "ok".
 fn responses_ok() -> Reply {
-    ResponsesStream::start()
-        .text("ok", 1)
-        .completed(10, 0, 1, 0)
-        .reply()
-}
-
-fn bodies(srv: &ScriptedServer) -> Vec<Value> {
-    srv.requests().iter().map(RecordedRequest::json).collect()
+    responses_text(10, "ok")
 }
 
 /// The one `echo` call of a chat tool turn.

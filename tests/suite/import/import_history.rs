@@ -87,6 +87,20 @@ fn calls_and_results(doc: &SessionFile) -> (Vec<String>, Vec<String>) {
     (calls, results)
 }
 
+/// A converted session's tokens summed over its messages: all input (cached included), cached
+/// input, output, reasoning.
+fn usage_totals(doc: &SessionFile) -> [u64; 4] {
+    let sum = |f: fn(&neocode::session::file::FileUsage) -> u64| -> u64 {
+        doc.messages.iter().map(|m| f(&m.usage)).sum()
+    };
+    [
+        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
+        sum(|u| u.cached_input_tokens),
+        sum(|u| u.output_tokens),
+        sum(|u| u.reasoning_tokens),
+    ]
+}
+
 fn convert_one(tool: SourceTool, path: &Path) -> SessionFile {
     let c = import::convert(tool, path).unwrap();
     c.sessions.into_iter().next().unwrap()
@@ -228,18 +242,9 @@ fn claude_subagents_link_to_their_parent_in_any_import_order() {
 fn codex_real_rollout_usage_matches_the_final_token_count() {
     let path = data(CODEX_FILE);
     let doc = convert_one(SourceTool::Codex, &path);
-    let sum = |f: fn(&neocode::session::file::FileUsage) -> u64| -> u64 {
-        doc.messages.iter().map(|m| f(&m.usage)).sum()
-    };
     // The rollout's last token_count: 55014 input (39040 cached), 893 output (281 reasoning).
     // Repeated token_count events count once; cached input is kept apart from input.
-    assert_eq!(
-        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
-        55014
-    );
-    assert_eq!(sum(|u| u.cached_input_tokens), 39040);
-    assert_eq!(sum(|u| u.output_tokens), 893);
-    assert_eq!(sum(|u| u.reasoning_tokens), 281);
+    assert_eq!(usage_totals(&doc), [55014, 39040, 893, 281]);
     // Every function call once with its output.
     let lines = source_lines(&path);
     let mut src_calls: Vec<String> = lines
@@ -592,6 +597,7 @@ fn hostile_codex_rollout_imports_what_is_sound() {
             "last_token_usage": {"input_tokens": input, "cached_input_tokens": cached, "output_tokens": out, "reasoning_output_tokens": reasoning}}}),
         )
     };
+    let item = |payload: Value| line(&ev("response_item", payload));
     let lines = vec![
         line(&ev(
             "session_meta",
@@ -601,55 +607,39 @@ fn hostile_codex_rollout_imports_what_is_sound() {
             "turn_context",
             json!({"model": "gpt-x", "approval_policy": "never", "sandbox_policy": {"mode": "danger-full-access"}}),
         )),
-        line(&ev(
-            "response_item",
+        item(
             json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]}),
-        )),
-        line(&ev(
-            "response_item",
-            json!({"type": "message", "role": "user", "content": [
+        ),
+        item(json!({"type": "message", "role": "user", "content": [
             {"type": "input_text", "text": "fix \u{1b}]8;;http://x\u{7}this"},
-            {"type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(PNG))}]}),
-        )),
+            {"type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(PNG))}]})),
         line(&ev(
             "event_msg",
             json!({"type": "user_message", "message": "fix this"}),
         )),
-        line(&ev(
-            "response_item",
+        item(
             json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Planning**"}], "encrypted_content": "zzz"}),
-        )),
-        line(&ev(
-            "response_item",
+        ),
+        item(
             json!({"type": "function_call", "name": "update_plan", "arguments": "{\"plan\":[{\"step\":\"read\",\"status\":\"completed\"},{\"step\":\"patch\",\"status\":\"in_progress\"}]}", "call_id": "c1"}),
-        )),
+        ),
         line(&tc(100, 40, 10, 4, (100, 40, 10, 4))),
         line(&tc(100, 40, 10, 4, (100, 40, 10, 4))),
-        line(&ev(
-            "response_item",
-            json!({"type": "function_call_output", "call_id": "c1", "output": "Plan updated"}),
-        )),
-        line(&ev(
-            "response_item",
+        item(json!({"type": "function_call_output", "call_id": "c1", "output": "Plan updated"})),
+        item(
             json!({"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch", "call_id": "c2", "status": "completed"}),
-        )),
-        line(&ev(
-            "response_item",
+        ),
+        item(
             json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"false\"]}", "call_id": "c3"}),
-        )),
+        ),
         line(&tc(200, 150, 20, 0, (300, 190, 30, 4))),
-        line(&ev(
-            "response_item",
+        item(
             json!({"type": "custom_tool_call_output", "call_id": "c2", "output": "{\"output\":\"Success. Updated the following files:\\nM a.rs\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"}),
-        )),
-        line(&ev(
-            "response_item",
+        ),
+        item(
             json!({"type": "function_call_output", "call_id": "c3", "output": "Process exited with code 1\nOutput:\nboom"}),
-        )),
-        line(&ev(
-            "response_item",
-            json!({"type": "function_call_output", "call_id": "c3", "output": "duplicate"}),
-        )),
+        ),
+        item(json!({"type": "function_call_output", "call_id": "c3", "output": "duplicate"})),
         b"{\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"mystery\",\"payload\":{}}\n"
             .to_vec(),
         b"{broken\n".to_vec(),
@@ -657,10 +647,9 @@ fn hostile_codex_rollout_imports_what_is_sound() {
             "compacted",
             json!({"message": "Summary of the conversation so far"}),
         )),
-        line(&ev(
-            "response_item",
+        item(
             json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}], "phase": "final_answer"}),
-        )),
+        ),
         line(&tc(50, 0, 5, 0, (350, 190, 35, 4))),
     ];
     write_lines(&path, &lines);
@@ -687,16 +676,7 @@ fn hostile_codex_rollout_imports_what_is_sound() {
         .find(|c| c.id == "c2")
         .unwrap();
     assert_eq!(call2.arguments, "*** Begin Patch\n*** End Patch");
-    let sum = |f: fn(&neocode::session::file::FileUsage) -> u64| -> u64 {
-        doc.messages.iter().map(|m| f(&m.usage)).sum()
-    };
-    assert_eq!(
-        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
-        350
-    );
-    assert_eq!(sum(|u| u.cached_input_tokens), 190);
-    assert_eq!(sum(|u| u.output_tokens), 35);
-    assert_eq!(sum(|u| u.reasoning_tokens), 4);
+    assert_eq!(usage_totals(doc), [350, 190, 35, 4]);
     assert!(doc.messages[0].injected, "environment context");
     let plan = doc.session.plan.as_ref().unwrap();
     assert_eq!(plan.steps[1].title, "patch");

@@ -46,16 +46,30 @@ fn corrupt_database_is_reported_and_untouched() {
     std::fs::create_dir_all(db.parent().unwrap()).unwrap();
     let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 13) as u8).collect();
     std::fs::write(&db, &garbage).unwrap();
-    for args in [
-        vec!["--list"],
-        vec!["--list", "--json"],
-        vec!["show", "last"],
-    ] {
-        let o = env.neocode().args(&args).output().unwrap();
-        assert_one_line_error(&o, 1, "corrupt");
+    let commands: [&[&str]; 3] = [&["--list"], &["--list", "--json"], &["show", "last"]];
+    assert_refused_untouched(&env, &commands, "corrupt");
+}
+
+/// What `neocode --list --json` prints.
+fn listed(env: &Env) -> Vec<u8> {
+    env.neocode()
+        .args(["--list", "--json"])
+        .output()
+        .unwrap()
+        .stdout
+}
+
+/// Asserts each of `commands` fails with one line saying `says` and leaves the database as
+/// it was.
+#[track_caller]
+fn assert_refused_untouched(env: &Env, commands: &[&[&str]], says: &str) {
+    let before = std::fs::read(env.db()).unwrap();
+    for args in commands {
+        let o = env.neocode().args(*args).output().unwrap();
+        assert_one_line_error(&o, 1, says);
         assert_eq!(
-            std::fs::read(&db).unwrap(),
-            garbage,
+            std::fs::read(env.db()).unwrap(),
+            before,
             "{args:?} changed the file"
         );
     }
@@ -69,20 +83,8 @@ fn database_from_a_newer_neocode_is_refused_untouched() {
         let c = rusqlite::Connection::open(env.db()).unwrap();
         c.pragma_update(None, "user_version", 99).unwrap();
     }
-    let before = std::fs::read(env.db()).unwrap();
-    for args in [
-        vec!["--list"],
-        vec!["show", "last"],
-        vec!["search", "hello"],
-    ] {
-        let o = env.neocode().args(&args).output().unwrap();
-        assert_one_line_error(&o, 1, "newer");
-        assert_eq!(
-            std::fs::read(env.db()).unwrap(),
-            before,
-            "{args:?} changed the file"
-        );
-    }
+    let commands: [&[&str]; 3] = [&["--list"], &["show", "last"], &["search", "hello"]];
+    assert_refused_untouched(&env, &commands, "newer");
 }
 
 #[test]
@@ -224,12 +226,7 @@ fn full_disk_fails_cleanly_and_keeps_existing_data() {
     }
     let file = env.tmp.path().join("big.json");
     std::fs::write(&file, serde_json::to_vec(&big).unwrap()).unwrap();
-    let listed_before = env
-        .neocode()
-        .args(["--list", "--json"])
-        .output()
-        .unwrap()
-        .stdout;
+    let listed_before = listed(&env);
     let db_len = std::fs::metadata(env.db()).unwrap().len();
 
     let mut cmd = env.neocode();
@@ -255,12 +252,7 @@ fn full_disk_fails_cleanly_and_keeps_existing_data() {
     assert!(!err.contains("panicked"));
 
     assert_eq!(integrity_ok(&env.db()), "ok");
-    let listed_after = env
-        .neocode()
-        .args(["--list", "--json"])
-        .output()
-        .unwrap()
-        .stdout;
+    let listed_after = listed(&env);
     assert_eq!(
         listed_before, listed_after,
         "the failed import changed the list"

@@ -134,12 +134,19 @@ fn open_at(t: &Env, name: &str) -> Store {
     Store::open(t.sibling(name).paths).unwrap()
 }
 
+/// A store on workspace `tmp/<name>` holding the [`rich`] session; the store, the session's id
+/// and its export.
+fn exported_rich(t: &Env, name: &str) -> (Store, String, SessionFile) {
+    let a = open_at(t, name);
+    let id = rich(&a);
+    let doc = file::export(&a, &id).unwrap();
+    (a, id, doc)
+}
+
 #[test]
 fn export_parse_import_export_is_identical() {
     let t = Env::new();
-    let a = open_at(&t, "one");
-    let id = rich(&a);
-    let first = file::export(&a, &id).unwrap();
+    let (a, id, first) = exported_rich(&t, "one");
     let text = serde_json::to_string_pretty(&first).unwrap();
     let parsed = file::parse(&text).unwrap();
     assert_eq!(parsed, first);
@@ -180,9 +187,7 @@ fn export_parse_import_export_is_identical() {
 #[test]
 fn an_existing_id_is_refused_unless_a_new_id_is_asked_for() {
     let t = Env::new();
-    let a = open_at(&t, "one");
-    let id = rich(&a);
-    let doc = file::export(&a, &id).unwrap();
+    let (a, id, doc) = exported_rich(&t, "one");
     match file::import(&a, &doc, false) {
         Err(StoreError::AlreadyExists(x)) => assert_eq!(x, id),
         other => panic!("expected AlreadyExists, got {other:?}"),
@@ -206,10 +211,8 @@ fn an_existing_id_is_refused_unless_a_new_id_is_asked_for() {
 
 /// A valid export as a JSON value, to break in one place.
 fn valid_doc() -> Value {
-    let t = Env::new();
-    let a = open_at(&t, "src");
-    let id = rich(&a);
-    serde_json::to_value(file::export(&a, &id).unwrap()).unwrap()
+    let (_, _, doc) = exported_rich(&Env::new(), "src");
+    serde_json::to_value(doc).unwrap()
 }
 
 fn rejected(doc: &Value) -> file::FileError {
@@ -221,53 +224,36 @@ fn malformed_documents_name_the_json_path_and_write_nothing() {
     let good = valid_doc();
     assert!(file::parse(&good.to_string()).is_ok());
 
-    let mut cases: Vec<(&str, Value, &str, &str)> = Vec::new();
-    let mut d = good.clone();
-    d["session"].as_object_mut().unwrap().remove("title");
-    cases.push(("missing field", d, "$.session", "title"));
-    let mut d = good.clone();
-    d["messages"][1]["role"] = json!("robot");
-    cases.push(("bad enum", d, "$.messages[1].role", "robot"));
-    let mut d = good.clone();
-    d["session"]["status"] = json!("sleeping");
-    cases.push(("bad status", d, "$.session.status", "sleeping"));
-    let mut d = good.clone();
-    d["messages"][1]["seq"] = json!(1);
-    cases.push(("duplicate seq", d, "$.messages[1].seq", "duplicate"));
-    let mut d = good.clone();
-    d["messages"][1]["seq"] = json!(50);
-    cases.push(("out of seq order", d, "$.messages[2].seq", "seq order"));
-    let mut d = good.clone();
-    d["messages"][3]["tool_call_id"] = json!("call-ghost");
-    cases.push((
-        "orphan tool result",
-        d,
-        "$.messages[3].tool_call_id",
-        "call-ghost",
-    ));
-    let mut d = good.clone();
-    d["assets"][0]["data_base64"] = json!("!!not base64!!");
-    cases.push(("bad base64", d, "$.assets[0].data_base64", "base64"));
-    let mut d = good.clone();
-    d["messages"][1]["parts"][1]["asset_id"] = json!("ghost");
-    cases.push((
-        "unknown asset",
-        d,
-        "$.messages[1].parts[1].asset_id",
-        "ghost",
-    ));
-    let mut d = good.clone();
-    d["format"] = json!("something-else");
-    cases.push(("wrong format", d, "$.format", "neocode-session"));
-    let mut d = good.clone();
-    d["messages"][0]["created_at"] = json!("yesterday");
-    cases.push(("bad time", d, "$.messages[0].created_at", "RFC 3339"));
-    let mut d = good.clone();
-    d["session"]["id"] = json!("../escape");
-    cases.push(("bad id", d, "$.session.id", "invalid"));
-    let mut d = good.clone();
-    d["session"]["plan"]["steps"][0]["depends_on"] = json!(["c"]);
-    cases.push(("plan cycle", d, "$.session.plan.steps", "cycle"));
+    // Each case sets one place (a JSON pointer) of a valid export; the error must name the
+    // path and say the words given.
+    #[rustfmt::skip]
+    let sets = [
+        ("bad enum", "/messages/1/role", json!("robot"), "$.messages[1].role", "robot"),
+        ("bad status", "/session/status", json!("sleeping"), "$.session.status", "sleeping"),
+        ("duplicate seq", "/messages/1/seq", json!(1), "$.messages[1].seq", "duplicate"),
+        ("out of seq order", "/messages/1/seq", json!(50), "$.messages[2].seq", "seq order"),
+        ("orphan tool result", "/messages/3/tool_call_id", json!("call-ghost"),
+            "$.messages[3].tool_call_id", "call-ghost"),
+        ("bad base64", "/assets/0/data_base64", json!("!!not base64!!"),
+            "$.assets[0].data_base64", "base64"),
+        ("unknown asset", "/messages/1/parts/1/asset_id", json!("ghost"),
+            "$.messages[1].parts[1].asset_id", "ghost"),
+        ("wrong format", "/format", json!("something-else"), "$.format", "neocode-session"),
+        ("bad time", "/messages/0/created_at", json!("yesterday"),
+            "$.messages[0].created_at", "RFC 3339"),
+        ("bad id", "/session/id", json!("../escape"), "$.session.id", "invalid"),
+        ("plan cycle", "/session/plan/steps/0/depends_on", json!(["c"]),
+            "$.session.plan.steps", "cycle"),
+    ];
+    let mut missing = good.clone();
+    missing["session"].as_object_mut().unwrap().remove("title");
+    let mut cases = vec![("missing field", missing, "$.session", "title")];
+    for (what, at, value, path, needle) in sets {
+        let mut d = good.clone();
+        *d.pointer_mut(at)
+            .unwrap_or_else(|| panic!("{what}: no {at}")) = value;
+        cases.push((what, d, path, needle));
+    }
 
     let t = Env::new();
     let target = open_at(&t, "target");

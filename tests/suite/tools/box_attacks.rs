@@ -13,8 +13,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener};
 use std::path::Path;
 
-use neocode::runtime::tools::SandboxSettings;
 use neocode::runtime::tools::sandbox;
+use neocode::runtime::tools::{SandboxSettings, ToolOutput};
 use tool_support::{SECRETS, SIDE_DOORS, Space, ctx_in, exists, modes, namespaced, sh};
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -43,6 +43,30 @@ fn enforced(test: &str) -> bool {
     status.is_enforced()
 }
 
+/// Each sandbox mode with a new [`Space`], when the sandbox is enforced here (none
+/// otherwise: see [`enforced`]).
+fn boxes(test: &str) -> Vec<(&'static str, SandboxSettings, Space)> {
+    if !enforced(test) {
+        return Vec::new();
+    }
+    modes()
+        .into_iter()
+        .map(|(name, settings)| (name, settings, Space::new()))
+        .collect()
+}
+
+/// Asserts the command (`who`) ran to its last line, which printed `end`, and its result says
+/// `says`.
+#[track_caller]
+fn assert_ran_saying(out: &ToolOutput, who: &str, end: &str, says: &str) {
+    assert!(out.text.contains(end), "{who}: {}", out.text);
+    assert!(
+        out.text.contains(says),
+        "{who}: the result does not say {says:?}: {}",
+        out.text
+    );
+}
+
 /// Every file below `dir` (relative, sorted): what a repository's object folder holds.
 fn listing(dir: &Path) -> Vec<String> {
     fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
@@ -67,11 +91,7 @@ fn listing(dir: &Path) -> Vec<String> {
 /// dump the environment there: neither may ever happen, since no git runs outside the box.
 #[test]
 fn a_git_filter_a_command_plants_never_runs_outside_the_box() {
-    if !enforced("git_filter") {
-        return;
-    }
-    for (name, settings) in modes() {
-        let s = Space::new();
+    for (name, settings, s) in boxes("git_filter") {
         git(&s.root, &["init", "-q"]);
         s.write("a.txt", "a\n");
         let marker = s.outside.join("filter-ran");
@@ -132,11 +152,7 @@ fn a_git_filter_a_command_plants_never_runs_outside_the_box() {
 /// there (nor anywhere else), and in the box the file itself cannot be changed.
 #[test]
 fn a_git_file_naming_a_repository_outside_gets_nothing_written_there() {
-    if !enforced("git_file") {
-        return;
-    }
-    for (name, settings) in modes() {
-        let s = Space::new();
+    for (name, settings, s) in boxes("git_file") {
         git(&s.outside, &["init", "-q", "repo"]);
         let objects = s.outside.join("repo/.git/objects");
         let before = listing(&objects);
@@ -145,12 +161,7 @@ fn a_git_file_naming_a_repository_outside_gets_nothing_written_there() {
         s.write("a.txt", "a\n");
         let ctx = ctx_in(&s, &settings);
         let out = sh(&ctx, "echo b > a.txt; echo new > b.txt; echo done");
-        assert!(out.text.contains("done"), "{name}: {}", out.text);
-        assert!(
-            out.text.contains("not restorable"),
-            "{name}: a snapshot was taken: {}",
-            out.text
-        );
+        assert_ran_saying(&out, name, "done", "not restorable");
         assert_eq!(
             listing(&objects),
             before,
@@ -233,12 +244,7 @@ fn the_workspace_control_files_are_read_only_in_the_box() {
         "rm -rf .git/info".into(),
     ] {
         let out = sh(&ctx, &format!("{attack}; echo attempted"));
-        assert!(out.text.contains("attempted"), "{attack}: {}", out.text);
-        assert!(
-            out.text.contains("not its control files"),
-            "{attack}: the result does not say the sandbox blocked it: {}",
-            out.text
-        );
+        assert_ran_saying(&out, &attack, "attempted", "not its control files");
         assert_eq!(
             control_state(&s),
             before,
@@ -429,11 +435,7 @@ fn mode_of(p: &Path) -> u32 {
 /// created with mode 04755 all fail or leave no set-id bit, in both boxes; `chmod +x` works.
 #[test]
 fn set_uid_and_set_gid_bits_cannot_be_set() {
-    if !enforced("setid") {
-        return;
-    }
-    for (name, settings) in modes() {
-        let s = Space::new();
+    for (name, settings, s) in boxes("setid") {
         s.write("prog", "#!/bin/sh\necho hi\n");
         let out = sh(
             &ctx_in(&s, &settings),
@@ -442,12 +444,7 @@ fn set_uid_and_set_gid_bits_cannot_be_set() {
              python3 -c \"import os; os.close(os.open('made', os.O_CREAT | os.O_WRONLY, 0o4755))\" 2>&1 || touch made; \
              echo end",
         );
-        assert!(out.text.contains("end"), "{name}: {}", out.text);
-        assert!(
-            out.text.contains("Operation not permitted"),
-            "{name}: {}",
-            out.text
-        );
+        assert_ran_saying(&out, name, "end", "Operation not permitted");
         assert_eq!(
             mode_of(&s.root.join("prog")) & 0o6000,
             0,

@@ -2,6 +2,7 @@
 //! cannot do, and what the tool result tells the model. On a kernel without Landlock the
 //! confinement tests say so on stderr and check the fallback (every command asks) instead.
 
+use crate::support::process::assert_usage_error;
 use crate::support::text::{has, starts};
 use crate::support::tools as tool_support;
 
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use neocode::runtime::tools::sandbox::{self, SandboxStatus};
 use neocode::runtime::tools::{SandboxMode, SandboxSettings, ToolOutput};
-use tool_support::{SECRETS, Space, exists, sh};
+use tool_support::{SECRETS, Space, exists, sh, sh_cancelled_after};
 
 /// True when the kernel enforces the sandbox here; otherwise prints why and checks that
 /// commands would ask.
@@ -32,6 +33,18 @@ fn enforced(test: &str) -> bool {
     false
 }
 
+/// A new [`Space`] when the kernel enforces the sandbox here (see [`enforced`]).
+fn enforced_space(test: &str) -> Option<Space> {
+    enforced(test).then(Space::new)
+}
+
+/// `name` written outside the workspace holding `text`; its path.
+fn outside_file(s: &Space, name: &str, text: &str) -> std::path::PathBuf {
+    let p = s.outside.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
 /// The command's own error for a denied write: EACCES from Landlock, or EROFS from the
 /// read-only mounts of the namespace box (which stop it first).
 fn denied(text: &str) -> bool {
@@ -46,6 +59,34 @@ fn exit_code(out: &ToolOutput) -> i64 {
     out.metadata.as_ref().unwrap()["exit_code"]
         .as_i64()
         .unwrap_or(-1)
+}
+
+/// Asserts the command failed with the kernel's own denial and the result says the sandbox
+/// blocked it.
+#[track_caller]
+fn assert_denied(out: &ToolOutput) {
+    assert_ne!(exit_code(out), 0, "{}", out.text);
+    assert!(denied(&out.text), "{}", out.text);
+    assert!(blocked(out), "{}", out.text);
+}
+
+/// Asserts the fallback refused the command because neocode's home is inside the workspace.
+#[track_caller]
+fn assert_refused_for_the_home(out: &ToolOutput, name: &str) {
+    assert!(out.is_error, "{name}: {}", out.text);
+    assert!(
+        out.text.contains("inside the workspace"),
+        "{name}: {}",
+        out.text
+    );
+}
+
+/// Asserts no secret value of the test environment shows in `text` (which `how` got).
+#[track_caller]
+fn assert_no_secret_value(text: &str, how: &str) {
+    for (k, v) in SECRETS {
+        assert!(!text.contains(v), "the value of {k} {how}:\n{text}");
+    }
 }
 
 #[test]
@@ -79,10 +120,9 @@ fn this_machine_enforces_the_sandbox_or_says_why() {
 
 #[test]
 fn writing_inside_the_workspace_and_tmpdir_works() {
-    if !enforced("writing_inside") {
+    let Some(s) = enforced_space("writing_inside") else {
         return;
-    }
-    let s = Space::new();
+    };
     let ctx = s.ctx();
     let out = sh(
         &ctx,
@@ -99,16 +139,13 @@ fn writing_inside_the_workspace_and_tmpdir_works() {
 
 #[test]
 fn touch_outside_the_workspace_fails_and_says_the_sandbox_blocked_it() {
-    if !enforced("touch_outside") {
+    let Some(s) = enforced_space("touch_outside") else {
         return;
-    }
-    let s = Space::new();
+    };
     let target = s.outside.join("new.txt");
     let out = sh(&s.ctx(), &format!("touch '{}'", target.display()));
-    assert_ne!(exit_code(&out), 0, "{}", out.text);
-    assert!(denied(&out.text), "{}", out.text);
+    assert_denied(&out);
     assert!(out.text.contains("[sandbox:"), "{}", out.text);
-    assert!(blocked(&out));
     assert!(!exists(&target));
     // The user's home is outside too (a classic target: ~/.bashrc).
     let out = sh(
@@ -123,18 +160,14 @@ fn touch_outside_the_workspace_fails_and_says_the_sandbox_blocked_it() {
 
 #[test]
 fn writing_through_a_symlink_that_points_out_fails() {
-    if !enforced("symlink_out") {
+    let Some(s) = enforced_space("symlink_out") else {
         return;
-    }
-    let s = Space::new();
-    let victim = s.outside.join("victim.txt");
-    std::fs::write(&victim, "original\n").unwrap();
+    };
+    let victim = outside_file(&s, "victim.txt", "original\n");
     symlink(&victim, s.root.join("link")).unwrap();
     symlink(&s.outside, s.root.join("linkdir")).unwrap();
     let out = sh(&s.ctx(), "echo pwned > link");
-    assert_ne!(exit_code(&out), 0, "{}", out.text);
-    assert!(denied(&out.text), "{}", out.text);
-    assert!(blocked(&out));
+    assert_denied(&out);
     let out = sh(&s.ctx(), "echo pwned > linkdir/new.txt; ln -s x linkdir/l2");
     assert!(blocked(&out), "{}", out.text);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "original\n");
@@ -144,16 +177,12 @@ fn writing_through_a_symlink_that_points_out_fails() {
 
 #[test]
 fn removing_or_moving_a_file_outside_fails() {
-    if !enforced("rm_outside") {
+    let Some(s) = enforced_space("rm_outside") else {
         return;
-    }
-    let s = Space::new();
-    let keep = s.outside.join("keep.txt");
-    std::fs::write(&keep, "keep\n").unwrap();
+    };
+    let keep = outside_file(&s, "keep.txt", "keep\n");
     let out = sh(&s.ctx(), &format!("rm -f '{}'", keep.display()));
-    assert_ne!(exit_code(&out), 0, "{}", out.text);
-    assert!(denied(&out.text), "{}", out.text);
-    assert!(blocked(&out));
+    assert_denied(&out);
     let out = sh(&s.ctx(), &format!("mv '{}' ./stolen.txt", keep.display()));
     assert_ne!(exit_code(&out), 0, "{}", out.text);
     let out = sh(&s.ctx(), &format!("rm -rf '{}'", s.outside.display()));
@@ -173,10 +202,9 @@ fn no_connection(listener: &TcpListener) -> bool {
 
 #[test]
 fn tcp_and_udp_to_localhost_are_denied_unless_the_network_is_allowed() {
-    if !enforced("network") {
+    let Some(s) = enforced_space("network") else {
         return;
-    }
-    let s = Space::new();
+    };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let connect = format!("bash -c 'echo hello > /dev/tcp/127.0.0.1/{port}'");
@@ -249,10 +277,9 @@ fn commands_cannot_signal_neocode_but_can_signal_their_own_children() {
 
 #[test]
 fn read_only_mode_writes_nowhere() {
-    if !enforced("read_only") {
+    let Some(s) = enforced_space("read_only") else {
         return;
-    }
-    let s = Space::new();
+    };
     s.write("a.txt", "before\n");
     let mut ctx = s.ctx();
     ctx.sandbox.mode = SandboxMode::ReadOnly;
@@ -275,17 +302,14 @@ fn commands_do_not_see_secret_variables() {
     let s = Space::new();
     let out = sh(&s.ctx(), "env");
     assert_eq!(exit_code(&out), 0, "{}", out.text);
-    for (k, v) in SECRETS {
+    for (k, _) in SECRETS {
         assert!(
             !out.text.contains(k),
             "{k} reached the command:\n{}",
             out.text
         );
-        assert!(
-            !out.text.contains(v),
-            "the value of {k} reached the command"
-        );
     }
+    assert_no_secret_value(&out.text, "reached the command");
     has(&out.text, "NEOCODE_TEST_VISIBLE=visible-value");
     assert!(out.text.contains("TMPDIR="), "{}", out.text);
     assert!(out.text.contains("PATH="), "{}", out.text);
@@ -359,14 +383,12 @@ fn the_helper_is_hidden_and_refuses_without_a_command() {
         .args(["__sandbox-exec", "--bogus", "--", "true"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--bogus"));
+    assert_usage_error(&out, "--bogus");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
         .args(["__sandbox-exec", "--root", "/tmp", "--tmp", "/tmp"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no command given"));
+    assert_usage_error(&out, "no command given");
 }
 
 /// A kernel older than the rights asked for (simulated by asking for a future ABI): the
@@ -437,6 +459,13 @@ fn survivors_and_a_waited_loop() -> String {
     )
 }
 
+/// A new space, [`survivors_and_a_waited_loop`] and the three logs its loops write there.
+fn waited_loops() -> (Space, String, Vec<std::path::PathBuf>) {
+    let s = Space::new();
+    let logs = logs_in(&s, &["bg1.log", "bg2.log", "bg3.log"]);
+    (s, survivors_and_a_waited_loop(), logs)
+}
+
 /// The logs of `names` under the space's root.
 fn logs_in(s: &Space, names: &[&str]) -> Vec<std::path::PathBuf> {
     names.iter().map(|l| s.root.join(l)).collect()
@@ -503,13 +532,7 @@ fn no_environment_of_neocode_or_any_other_process_is_readable_through_proc() {
         if namespaced(name) {
             // Only the box's own processes are visible: neither the test process (which plays
             // neocode for the tools here) nor any other process of the user.
-            for (k, val) in SECRETS {
-                assert!(
-                    !out.text.contains(val),
-                    "{name}: the value of {k} was read through /proc:\n{}",
-                    out.text
-                );
-            }
+            assert_no_secret_value(&out.text, &format!("was read through /proc in {name}"));
             assert!(
                 !out.text.contains("victim-secret-value-9f3"),
                 "{name}: another process's environment was read:\n{}",
@@ -548,28 +571,18 @@ fn nothing_a_command_started_outlives_it() {
 fn nothing_outlives_a_timeout_or_a_cancel() {
     for (name, settings) in modes() {
         // Timed out, still waiting on a child.
-        let s = Space::new();
-        let cmd = survivors_and_a_waited_loop();
+        let (s, cmd, logs) = waited_loops();
         let out = tool_support::call(
             &ctx_in(&s, &settings),
             "run_command",
             serde_json::json!({"command": cmd, "timeout_secs": 2}),
         );
         assert!(out.text.contains("timed out"), "{name}: {}", out.text);
-        let logs = logs_in(&s, &["bg1.log", "bg2.log", "bg3.log"]);
         none_outlived(&logs, name, "the timeout");
         // Cancelled.
-        let s = Space::new();
-        let ctx = ctx_in(&s, &settings);
-        let flag = ctx.cancel.clone();
-        let t = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(1500));
-            flag.cancel();
-        });
-        let out = sh(&ctx, &cmd);
-        t.join().unwrap();
+        let (s, cmd, logs) = waited_loops();
+        let out = sh_cancelled_after(&ctx_in(&s, &settings), &cmd, Duration::from_millis(1500));
         assert!(out.text.contains("cancelled"), "{name}: {}", out.text);
-        let logs = logs_in(&s, &["bg1.log", "bg2.log", "bg3.log"]);
         none_outlived(&logs, name, "the cancel");
     }
 }
@@ -577,15 +590,13 @@ fn nothing_outlives_a_timeout_or_a_cancel() {
 #[test]
 fn nothing_outlives_neocode_killed_with_sigkill() {
     for (name, _) in modes() {
-        let s = Space::new();
-        let cmd = survivors_and_a_waited_loop();
+        let (s, cmd, logs) = waited_loops();
         let mut stand_in = crate::support::tools::stand_in(module_path!(), "sigkill_stand_in")
             .env("NEOCODE_STAND_IN_ROOT", &s.root)
             .env("NEOCODE_STAND_IN_COMMAND", &cmd)
             .env("NEOCODE_STAND_IN_MODE", name)
             .spawn()
             .unwrap();
-        let logs = logs_in(&s, &["bg1.log", "bg2.log", "bg3.log"]);
         assert!(
             tool_support::eventually(20, || logs.iter().all(|l| exists(l))),
             "{name}: the stand-in never started the command"
@@ -630,8 +641,7 @@ fn metadata_outside_the_workspace_does_not_change() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     for (name, settings) in modes() {
         let s = Space::new();
-        let victim = s.outside.join("victim.txt");
-        std::fs::write(&victim, "keep\n").unwrap();
+        let victim = outside_file(&s, "victim.txt", "keep\n");
         std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
         let before = std::fs::metadata(&victim).unwrap();
         let v = victim.display();
@@ -675,14 +685,12 @@ fn metadata_outside_the_workspace_does_not_change() {
 fn the_home_inside_the_workspace_cannot_be_changed_or_read() {
     for (name, settings) in modes() {
         let s = Space::new();
-        let home = s.root.join(".neocode");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(
-            home.join("config.toml"),
+        s.write(
+            ".neocode/config.toml",
             "[sandbox]\nmode = \"workspace-write\"\n",
-        )
-        .unwrap();
-        std::fs::write(home.join("session.db"), "db").unwrap();
+        );
+        s.write(".neocode/session.db", "db");
+        let home = s.root.join(".neocode");
         let mut ctx = ctx_in(&s, &settings);
         ctx.sandbox.home = Some(home.clone());
         let out = sh(
@@ -713,14 +721,16 @@ fn the_home_inside_the_workspace_cannot_be_changed_or_read() {
             let out = sh(&ctx, "echo ok > beside.txt && cat beside.txt");
             assert!(out.text.starts_with("ok\n"), "{name}: {}", out.text);
         } else {
-            assert!(out.is_error, "{name}: {}", out.text);
-            assert!(
-                out.text.contains("inside the workspace"),
-                "{name}: {}",
-                out.text
-            );
+            assert_refused_for_the_home(&out, name);
         }
     }
+}
+
+/// `home` created holding `config` as its `config.toml`.
+fn home_with(home: std::path::PathBuf, config: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    home
 }
 
 /// `neocode run` with a scripted model whose only reply is `command`, in `ws` with `home`.
@@ -762,13 +772,11 @@ fn neocode_run_in_a_workspace_holding_its_home_cannot_switch_the_sandbox_off() {
         return;
     }
     let s = Space::new();
-    let home = s.root.join(".neocode");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
+    s.write(
+        ".neocode/config.toml",
         "[provider]\nretry_backoff_ms = 10\n",
-    )
-    .unwrap();
+    );
+    let home = s.root.join(".neocode");
     let (o, _srv) = run_scripted(
         &s.root,
         &home,
@@ -873,13 +881,10 @@ fn walls_say_exactly_what_stands_in_each_mode() {
 fn neocode_run_in_the_fallback_says_partial_and_every_command_asks() {
     tool_support::init();
     let s = Space::new();
-    let home = s.tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
+    let home = home_with(
+        s.tmp.path().join("home"),
         "[provider]\nretry_backoff_ms = 10\n[sandbox]\nsimulate_no_userns = true\n",
-    )
-    .unwrap();
+    );
     let (o, _srv) = run_scripted(&s.root, &home, "touch made.txt", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
@@ -919,12 +924,7 @@ fn a_workspace_of_the_root_asks_first_and_trust_is_remembered() {
             assert!(out.text.starts_with("ran\n"), "{name}: {}", out.text);
         } else {
             // `/` holds neocode's home, which the fallback cannot protect: still refused.
-            assert!(out.is_error, "{name}: {}", out.text);
-            assert!(
-                out.text.contains("inside the workspace"),
-                "{name}: {}",
-                out.text
-            );
+            assert_refused_for_the_home(&out, name);
         }
     }
 }
@@ -935,14 +935,11 @@ fn neocode_run_in_the_home_folder_refuses_commands_until_trusted() {
     use neocode::testkit::scripted::{Reply, ScriptedServer};
     let tmp = tempfile::tempdir().unwrap();
     let user_home = tmp.path().canonicalize().unwrap().join("user");
-    let home = tmp.path().join("neocode-home");
     std::fs::create_dir_all(&user_home).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
+    let home = home_with(
+        tmp.path().join("neocode-home"),
         "[provider]\nretry_backoff_ms = 10\n",
-    )
-    .unwrap();
+    );
     let args = r#"{"command":"echo ran > made.txt"}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "run_command", args)]),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use neocode::runtime::tools::{self, ToolKind};
 use serde_json::json;
-use tool_support::{Space, call, eventually, exists, sh};
+use tool_support::{Space, assert_refused, call, eventually, exists, sh, sh_cancelled_after};
 
 #[test]
 fn registry_lists_every_tool_with_a_schema() {
@@ -42,15 +42,11 @@ fn unknown_tools_bad_arguments_and_update_plan_are_error_results() {
     let ctx = s.ctx();
     assert!(tools::run("rm_rf", "{}", &ctx).is_error);
     let out = tools::run("read_file", "{not json", &ctx);
-    assert!(
-        out.is_error && out.text.contains("bad arguments"),
-        "{}",
-        out.text
-    );
+    assert_refused(&out, "bad arguments");
     let out = tools::run("read_file", r#"{"path": 5}"#, &ctx);
-    assert!(out.is_error && out.text.contains("`path`"), "{}", out.text);
+    assert_refused(&out, "`path`");
     let out = call(&ctx, "update_plan", json!({"steps": []}));
-    assert!(out.is_error && out.text.contains("agent"), "{}", out.text);
+    assert_refused(&out, "agent");
 }
 
 #[test]
@@ -119,24 +115,12 @@ fn read_file_numbers_lines_and_pages_with_offset_and_limit() {
         "     4\tline 4\n     5\tline 5\n(showing lines 4-5; more follow, continue with offset=6)\n"
     );
     let out = call(&ctx, "read_file", json!({"path": "a.txt", "offset": 50}));
-    assert!(
-        out.is_error && out.text.contains("past the end"),
-        "{}",
-        out.text
-    );
+    assert_refused(&out, "past the end");
     let out = call(&ctx, "read_file", json!({"path": "missing.txt"}));
-    assert!(
-        out.is_error && out.text.contains("missing.txt"),
-        "{}",
-        out.text
-    );
+    assert_refused(&out, "missing.txt");
     s.write("d/x", "x");
     let out = call(&ctx, "read_file", json!({"path": "d"}));
-    assert!(
-        out.is_error && out.text.contains("list_dir"),
-        "{}",
-        out.text
-    );
+    assert_refused(&out, "list_dir");
 }
 
 #[test]
@@ -276,11 +260,7 @@ fn grep_finds_lines_respects_gitignore_and_reports_bad_regex() {
     assert_eq!(out.text.lines().count(), 2, "{}", out.text);
 
     let out = call(&ctx, "grep", json!({"pattern": "fn (main"}));
-    assert!(
-        out.is_error && out.text.contains("bad regular expression"),
-        "{}",
-        out.text
-    );
+    assert_refused(&out, "bad regular expression");
     let out = call(&ctx, "grep", json!({"pattern": "nothing-like-this"}));
     assert!(
         !out.is_error && out.text.starts_with("no matches"),
@@ -334,7 +314,7 @@ fn write_file_creates_parents_and_returns_a_diff() {
     let diff = meta["diff"].as_str().unwrap();
     assert!(diff.contains("-two\n+three\n"), "{diff}");
     let out = call(&ctx, "write_file", json!({"path": "deep", "content": "x"}));
-    assert!(out.is_error && out.text.contains("folder"), "{}", out.text);
+    assert_refused(&out, "folder");
 }
 
 #[test]
@@ -354,11 +334,7 @@ fn edit_file_needs_exactly_one_match() {
         "edit_file",
         json!({"path": "f.rs", "old_string": "let z", "new_string": "x"}),
     );
-    assert!(
-        out.is_error && out.text.contains("0 matches"),
-        "{}",
-        out.text
-    );
+    assert_refused(&out, "0 matches");
     assert_eq!(s.read("f.rs"), "let a = 1;\nlet b = 1;\nlet c = 2;\n");
 
     let out = call(
@@ -550,18 +526,12 @@ fn background_processes_die_when_the_command_ends() {
 #[test]
 fn cancel_kills_the_running_command() {
     let s = Space::new();
-    let ctx = s.ctx();
-    let flag = ctx.cancel.clone();
-    let t = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(500));
-        flag.cancel();
-    });
     let started = Instant::now();
-    let out = sh(
-        &ctx,
+    let out = sh_cancelled_after(
+        &s.ctx(),
         &format!("({}) & sleep 120", tool_support::writer_loop("bg.log")),
+        Duration::from_millis(500),
     );
-    t.join().unwrap();
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(out.text.contains("cancelled by the user"), "{}", out.text);
     assert_eq!(out.metadata.unwrap()["cancelled"], true);
