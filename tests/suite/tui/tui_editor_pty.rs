@@ -6,42 +6,31 @@
 //! the help at the conversation's keys.
 
 use crate::support::Env;
-use crate::support::pty::Pty;
-use neocode::session::{ListQuery, Message, Role};
-use neocode::testkit::scripted::{Reply, ScriptedServer};
-
-/// The TUI on the scripted model, in a new conversation on an empty list.
-fn compose(env: &Env, srv: &ScriptedServer, rows: u16, cols: u16) -> Pty {
-    let pty = env.compose(srv, rows, cols);
-    pty.wait_for("scripted-model");
-    pty
-}
+use crate::support::tui_flows::user_texts;
+use neocode::testkit::scripted::Reply;
 
 /// `text` as a terminal pastes it with bracketed paste on.
 fn bracketed(text: &str) -> String {
     format!("\x1b[200~{text}\x1b[201~")
 }
 
-fn user_texts(env: &Env) -> Vec<String> {
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
-    rt.messages(&id, 1, i64::MAX)
-        .unwrap()
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .map(Message::text)
-        .collect()
+/// What the user said in the newest session.
+fn said(env: &Env) -> Vec<String> {
+    let (rt, id) = env.newest();
+    user_texts(&rt, &id)
 }
 
 #[test]
 fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::text("Three lines came."),
-        Reply::text("The log came."),
-    ])
-    .unwrap();
-    let mut pty = compose(&env, &srv, 35, 120);
+    let (srv, mut pty) = env.chat(
+        vec![
+            Reply::text("Three lines came."),
+            Reply::text("The log came."),
+        ],
+        35,
+        120,
+    );
     // tmux, xterm, VTE and Alacritty send CR for each newline of a paste.
     pty.keys(&bracketed("alpha\rbeta\rgamma"));
     let s = pty.wait_for("gamma");
@@ -71,7 +60,7 @@ fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
     pty.wait_for("Done in");
     assert_eq!(pty.quit(), 0);
 
-    let texts = user_texts(&env);
+    let texts = said(&env);
     assert_eq!(texts[0], "alpha\nbeta\ngamma");
     let sent = &texts[1];
     assert!(sent.starts_with("why did these finish? 2026-01-01 12:00:00 worker 0000"));
@@ -87,8 +76,7 @@ fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
 #[test]
 fn ctrl_c_clears_the_draft_which_up_brings_back_and_a_second_ctrl_c_quits() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![Reply::text("Got the draft.")]).unwrap();
-    let mut pty = compose(&env, &srv, 24, 80);
+    let (_srv, mut pty) = env.chat(vec![Reply::text("Got the draft.")], 24, 80);
     pty.keys("a long thought I do not want to lose");
     pty.wait_for("a long thought");
     pty.keys("\x03");
@@ -111,18 +99,20 @@ fn ctrl_c_clears_the_draft_which_up_brings_back_and_a_second_ctrl_c_quits() {
     pty.keys("\x03");
     pty.wait_for("Message cleared");
     assert_eq!(pty.quit(), 0);
-    assert_eq!(user_texts(&env), ["a long thought I do not want to lose"]);
+    assert_eq!(said(&env), ["a long thought I do not want to lose"]);
 }
 
 #[test]
 fn enter_on_the_empty_editor_retries_a_failed_turn_and_says_so() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::error(400, "the request was refused"),
-        Reply::text("Answered on the retry."),
-    ])
-    .unwrap();
-    let mut pty = compose(&env, &srv, 24, 80);
+    let (srv, mut pty) = env.chat(
+        vec![
+            Reply::error(400, "the request was refused"),
+            Reply::text("Answered on the retry."),
+        ],
+        24,
+        80,
+    );
     pty.keys("hello\r");
     let s = pty.wait_for("Enter retries");
     assert!(s.contains("the request was refused"), "{s}");
@@ -132,15 +122,14 @@ fn enter_on_the_empty_editor_retries_a_failed_turn_and_says_so() {
     pty.wait_for("Done in");
     assert_eq!(pty.quit(), 0);
     // The prompt was asked again, not stored twice.
-    assert_eq!(user_texts(&env), ["hello"]);
+    assert_eq!(said(&env), ["hello"]);
     assert_eq!(srv.request_count(), 2);
 }
 
 #[test]
 fn f1_in_the_conversation_opens_the_help_at_the_conversation_keys() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![]).unwrap();
-    let mut pty = compose(&env, &srv, 35, 120);
+    let (_srv, mut pty) = env.chat(vec![], 35, 120);
     pty.keys("\x1bOP");
     let s = pty.wait_for("Help");
     assert!(s.contains("Conversation view"), "{s}");

@@ -261,17 +261,18 @@ fn typing_while_an_approval_waits_never_answers_it() {
     let ws = env.workdir.clone();
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("stats.py"), "total = 1\n").unwrap();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "e1",
-            "edit_file",
-            r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#,
-        )]),
-        Reply::text("Edited stats.py."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 40, 120);
-    pty.wait_for("scripted-model");
+    let (srv, mut pty) = env.chat(
+        vec![
+            Reply::tool_calls(&[(
+                "e1",
+                "edit_file",
+                r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#,
+            )]),
+            Reply::text("Edited stats.py."),
+        ],
+        40,
+        120,
+    );
     pty.submit("Bump the total");
     let s = pty.wait_for("Allow?");
     assert!(s.contains("edit_file"), "{s}");
@@ -303,20 +304,20 @@ fn typing_while_an_approval_waits_never_answers_it() {
 #[test]
 fn a_switched_model_is_kept_by_the_session_across_a_restart() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::text("First answer."),
-        Reply::text("Second answer."),
-        Reply::text("Third answer."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 40, 120);
-    pty.wait_for("scripted-model");
+    let (srv, mut pty) = env.chat(
+        vec![
+            Reply::text("First answer."),
+            Reply::text("Second answer."),
+            Reply::text("Third answer."),
+        ],
+        40,
+        120,
+    );
     pty.exchange("Hello", "First answer.");
     pty.submit("/model fake-big");
     pty.wait_for("uses fake-big from its next turn");
     assert_eq!(pty.quit(), 0);
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let (_, id) = env.newest();
     let neocode = |args: &[&str]| {
         let out = env.run_on(&srv, args);
         assert!(out.status.success(), "{out:?}");
@@ -351,13 +352,14 @@ fn a_switched_model_is_kept_by_the_session_across_a_restart() {
 #[test]
 fn a_retry_shows_in_the_status_line_while_it_waits() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::rate_limited(2),
-        Reply::text("Answered after the wait."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 24, 100);
-    pty.wait_for("scripted-model");
+    let (srv, mut pty) = env.chat(
+        vec![
+            Reply::rate_limited(2),
+            Reply::text("Answered after the wait."),
+        ],
+        24,
+        100,
+    );
     pty.submit("hi");
     let s = pty.wait_for("rate limited (429), retry 1/3 in 2 s");
     assert!(!s.contains("Answered after the wait."), "{s}");
@@ -389,17 +391,18 @@ fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     .unwrap();
     std::fs::write(ws.join("a.tmp"), "x").unwrap();
     env.trust_workspace();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            r#"{"command":"rm -f a.tmp && echo tidy"}"#,
-        )]),
-        Reply::text("Tidied."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 35, 120);
-    pty.wait_for("scripted-model");
+    let (_srv, mut pty) = env.chat(
+        vec![
+            Reply::tool_calls(&[(
+                "c1",
+                "run_command",
+                r#"{"command":"rm -f a.tmp && echo tidy"}"#,
+            )]),
+            Reply::text("Tidied."),
+        ],
+        35,
+        120,
+    );
     pty.submit("Tidy up");
     let s = pty.wait_for("▶ Allow?");
     has(&s, "a always keeps 2 rules, one per part of the command:");
@@ -433,8 +436,7 @@ fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     pty.keys("\x1b");
     assert_eq!(pty.quit(), 0);
 
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let (rt, id) = env.newest();
     let grants = rt.header(&id).unwrap().ledger.unwrap().approved_tools;
     assert_eq!(grants, vec!["run_command(echo tidy)".to_string()]);
 }
@@ -506,10 +508,8 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
 #[test]
 fn model_says_when_the_server_does_not_list_the_name() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![Reply::text("First answer.")]).unwrap();
+    let (srv, mut pty) = env.chat(vec![Reply::text("First answer.")], 35, 160);
     srv.set_models(&["scripted-model", "big-model"]);
-    let mut pty = env.compose(&srv, 35, 160);
-    pty.wait_for("scripted-model");
     pty.exchange("Hello", "First answer.");
     pty.submit("/model no-such-model");
     pty.wait_for(
@@ -524,15 +524,16 @@ fn model_says_when_the_server_does_not_list_the_name() {
 #[test]
 fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::text("The first answer, about kiwis."),
-        Reply::text("Second answer."),
-        Reply::text("SUMMARY: kiwis, then a second question."),
-        Reply::text("Third answer, after the summary."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 35, 120);
-    pty.wait_for("scripted-model");
+    let (srv, mut pty) = env.chat(
+        vec![
+            Reply::text("The first answer, about kiwis."),
+            Reply::text("Second answer."),
+            Reply::text("SUMMARY: kiwis, then a second question."),
+            Reply::text("Third answer, after the summary."),
+        ],
+        35,
+        120,
+    );
     pty.exchange("Tell me about kiwis", "The first answer, about kiwis.");
     pty.exchange("And then?", "Second answer.");
     pty.submit("/compact");
@@ -553,8 +554,7 @@ fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
         last.contains("SUMMARY: kiwis") && !last.contains("about kiwis."),
         "{last}"
     );
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let (rt, id) = env.newest();
     let texts: Vec<String> = rt
         .load(&id)
         .unwrap()
@@ -579,8 +579,7 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
     // A turn fails; a message is queued behind it (from another process, as a queue held in
     // a TUI that quit leaves it).
     assert!(!neocode(&["run", "first question"]).status.success());
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let (rt, id) = env.newest();
     assert_eq!(rt.header(&id).unwrap().status, Status::Failed);
     assert!(
         neocode(&["run", "--resume", &id, "--queue", "then this"])
@@ -620,13 +619,14 @@ fn a_hook_denial_reads_denied_once_not_as_an_error_three_times() {
         .to_string(),
     )
     .unwrap();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("c1", "run_command", r#"{"command":"touch ran.txt"}"#)]),
-        Reply::text("Understood, not running it."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 35, 120);
-    pty.wait_for("scripted-model");
+    let (_srv, mut pty) = env.chat(
+        vec![
+            Reply::tool_calls(&[("c1", "run_command", r#"{"command":"touch ran.txt"}"#)]),
+            Reply::text("Understood, not running it."),
+        ],
+        35,
+        120,
+    );
     pty.submit("touch ran.txt");
     pty.wait_for("Understood, not running it.");
     let s = pty.wait_for("Done in");

@@ -5,41 +5,17 @@
 //! sent when the session is resumed; Ctrl-E takes one back into the editor. A SIGKILL between
 //! reading a queued (or steering) message and storing it never loses it.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::support::Env;
 use crate::support::pty::Pty;
-use neocode::runtime::Sessions;
-
-use super::tui_demo::{approve, demo_conversation, demo_sessions, kept_demo, resume_demo};
+use crate::support::tui_flows::{Kept, approve, demo_conversation};
+use neocode::session::Role;
 
 /// The test hook that sleeps between reading a queued message and the append that stores it
 /// (and marks it delivered).
 const PAUSED: &[(&str, &str)] = &[("NEOCODE_TEST_QUEUE_PAUSE_MS", "60000")];
-use crate::support::Env;
-use neocode::session::{ListQuery, Message, Role};
-
-fn user_texts(sessions: &neocode::runtime::Sessions, id: &str) -> Vec<String> {
-    sessions
-        .messages(id, 0, i64::MAX)
-        .unwrap()
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .map(Message::text)
-        .collect()
-}
-
-fn session_titled(sessions: &neocode::runtime::Sessions, title: &str) -> String {
-    sessions
-        .list(&ListQuery::default())
-        .unwrap()
-        .items
-        .into_iter()
-        .find(|s| s.title == title)
-        .unwrap_or_else(|| panic!("a session titled {title:?}"))
-        .id
-}
 
 /// The demo in a terminal, paced `pace_ms` with `more` variables, after "hello" was answered.
 fn said_hello(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf) {
@@ -49,46 +25,16 @@ fn said_hello(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf)
     (pty, tmp)
 }
 
-/// The demo a test kept, with its conversation titled as asked; its folder is removed when
-/// this is dropped.
-struct Kept {
-    dir: PathBuf,
-    sessions: Sessions,
-    home: PathBuf,
-    ws: PathBuf,
-    id: String,
-}
-
-impl Kept {
-    fn find(tmp: &Path, title: &str) -> Kept {
-        let dir = kept_demo(tmp);
-        let (sessions, home, ws) = demo_sessions(&dir);
-        let id = session_titled(&sessions, title);
-        Kept {
-            dir,
-            sessions,
-            home,
-            ws,
-            id,
-        }
-    }
-
-    /// `neocode ARGS` on the kept demo's home and workspace, run to its end.
-    fn neocode(&self, args: &[&str]) -> Output {
-        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-            .env("NEOCODE_HOME", &self.home)
-            .arg("--workdir")
-            .arg(&self.ws)
-            .args(args)
-            .output()
-            .unwrap()
-    }
-}
-
-impl Drop for Kept {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// The kept session opened again: the queued "show me test.sh" goes out by itself, once.
+fn resumed_sends_the_queue(kept: &Kept) {
+    let mut pty = kept.resume();
+    let s = pty.wait_for("test.sh (");
+    assert!(s.contains("show me test.sh"), "{s}");
+    pty.wait_for("Done in");
+    pty.quit();
+    let (sessions, id) = (&kept.sessions, kept.id.as_str());
+    assert!(sessions.queued(id).unwrap().is_empty(), "delivered once");
+    assert_eq!(kept.user_texts(), vec!["hello", "show me test.sh"]);
 }
 
 #[test]
@@ -117,7 +63,7 @@ fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn()
     pty.wait_for("Done in");
     pty.quit();
     assert!(sessions.queued(id).unwrap().is_empty(), "delivered");
-    assert_eq!(user_texts(sessions, id), vec!["hello", "run the tests"]);
+    assert_eq!(kept.user_texts(), vec!["hello", "run the tests"]);
 }
 
 #[test]
@@ -164,13 +110,7 @@ fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
     );
 
     // Resumed (the kept demo keeps its demo model): the queue goes on by itself.
-    let mut pty = resume_demo(&kept.home, &kept.ws, id);
-    let s = pty.wait_for("test.sh (");
-    assert!(s.contains("show me test.sh"), "{s}");
-    pty.wait_for("Done in");
-    pty.quit();
-    assert!(sessions.queued(id).unwrap().is_empty(), "delivered once");
-    assert_eq!(user_texts(sessions, id), vec!["hello", "show me test.sh"]);
+    resumed_sends_the_queue(&kept);
 }
 
 #[test]
@@ -197,7 +137,7 @@ fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     let kept = Kept::find(&tmp, "hello");
     let (sessions, id) = (&kept.sessions, kept.id.as_str());
     assert!(sessions.queued(id).unwrap().is_empty());
-    assert_eq!(user_texts(sessions, id), vec!["hello"]);
+    assert_eq!(kept.user_texts(), vec!["hello"]);
 }
 
 #[test]
@@ -219,7 +159,7 @@ fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
     assert!(s.contains("show me test.sh"), "{s}");
     pty.wait_for("Done in");
     pty.quit();
-    assert_eq!(user_texts(sessions, id), vec!["hello", "show me test.sh"]);
+    assert_eq!(kept.user_texts(), vec!["hello", "show me test.sh"]);
 
     // Nothing runs the session now: the message waits, and the line says so.
     let out = kept.neocode(&["run", "--resume", id, "--queue", "later"]);
@@ -250,16 +190,10 @@ fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued()
         vec!["show me test.sh"],
         "still queued after the kill (not marked delivered without being stored)"
     );
-    assert_eq!(user_texts(sessions, id), vec!["hello"]);
+    assert_eq!(kept.user_texts(), vec!["hello"]);
 
     // The next start sends it, once.
-    let mut pty = resume_demo(&kept.home, &kept.ws, id);
-    let s = pty.wait_for("test.sh (");
-    assert!(s.contains("show me test.sh"), "{s}");
-    pty.wait_for("Done in");
-    pty.quit();
-    assert!(sessions.queued(id).unwrap().is_empty(), "delivered");
-    assert_eq!(user_texts(sessions, id), vec!["hello", "show me test.sh"]);
+    resumed_sends_the_queue(&kept);
     let msgs = sessions.messages(id, 0, i64::MAX).unwrap();
     let sent = msgs.iter().find(|m| m.text() == "show me test.sh").unwrap();
     assert_eq!(
@@ -297,5 +231,5 @@ fn a_steering_message_killed_before_it_is_stored_at_the_tool_boundary_is_still_q
     assert_eq!(waiting.len(), 1, "still queued after the kill");
     assert_eq!(waiting[0].text, "show me README.md");
     assert!(waiting[0].steer);
-    assert_eq!(user_texts(sessions, id), vec!["fix the bug"]);
+    assert_eq!(kept.user_texts(), vec!["fix the bug"]);
 }
