@@ -31,6 +31,11 @@ impl Env {
     }
 }
 
+/// A scripted model's replies: each of `texts` in turn, as a plain answer.
+pub(crate) fn answers(texts: &[&str]) -> Vec<Reply> {
+    texts.iter().map(|t| Reply::text(t)).collect()
+}
+
 /// What the user said in session `id`, in order.
 pub(crate) fn user_texts(sessions: &Sessions, id: &str) -> Vec<String> {
     sessions
@@ -138,6 +143,17 @@ impl Kept {
     /// What the user said in the session, in order.
     pub(crate) fn user_texts(&self) -> Vec<String> {
         user_texts(&self.sessions, &self.id)
+    }
+
+    /// Asserts that nothing waits in the session's queue any more and that the user's
+    /// messages are `texts`, in order.
+    #[track_caller]
+    pub(crate) fn delivered(&self, texts: &[&str]) {
+        assert!(
+            self.sessions.queued(&self.id).unwrap().is_empty(),
+            "delivered"
+        );
+        assert_eq!(self.user_texts(), texts);
     }
 
     /// `neocode ARGS` on the kept demo's home and workspace, run to its end.

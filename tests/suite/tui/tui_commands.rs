@@ -2,6 +2,7 @@
 //! description and argument hint (snapshot), a workspace's only once it is trusted, and
 //! Enter sends the prompt the command expands to.
 
+use crate::support::text::has;
 use crate::support::tui::Keys;
 use crossterm::event::KeyCode;
 use neocode::runtime::config::ApprovalPolicy;
@@ -72,11 +73,7 @@ fn untrusted_workspace_commands_are_not_offered() {
     h.key(KeyCode::Backspace);
     h.submit("/review src/");
     assert!(h.turns.is_empty(), "nothing is sent: {:?}", h.turns);
-    assert!(
-        h.screen().contains("Unknown command /review"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "Unknown command /review");
 }
 
 #[test]
@@ -85,44 +82,28 @@ fn enter_sends_the_expanded_prompt() {
     trust::trust(&h.env.home, &h.env.workdir).unwrap();
     load(&mut h);
     h.submit("/review src/ \"error handling\"");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Start {
-            session_id: Some(h.id.clone()),
-            text: Some("Review src/, error handling first.".into()),
-            images: Vec::new(),
-            approval: ApprovalPolicy::Ask,
-        })
-    );
-    assert!(
-        h.screen().contains("Sent /review as its prompt"),
-        "{}",
-        h.screen()
-    );
+    h.took(TurnEffect::Start {
+        session_id: Some(h.id.clone()),
+        text: Some("Review src/, error handling first.".into()),
+        images: Vec::new(),
+        approval: ApprovalPolicy::Ask,
+    });
+    has(&h.screen(), "Sent /review as its prompt");
 }
 
 #[test]
 fn init_sends_the_agents_md_prompt() {
     let mut h = H::new();
     h.submit("/init");
-    match h.turns.pop() {
-        Some(TurnEffect::Start {
-            text: Some(text), ..
-        }) => assert!(text.starts_with("Write or update AGENTS.md"), "{text}"),
-        other => panic!("not a turn: {other:?}"),
-    }
+    let text = h.started_text();
+    assert!(text.starts_with("Write or update AGENTS.md"), "{text}");
 }
 
 #[test]
 fn a_path_typed_as_the_message_is_sent_not_run() {
     let mut h = H::new();
     h.submit("/etc/hosts: what is it?");
-    match h.turns.pop() {
-        Some(TurnEffect::Start {
-            text: Some(text), ..
-        }) => assert_eq!(text, "/etc/hosts: what is it?"),
-        other => panic!("not a turn: {other:?}"),
-    }
+    assert_eq!(h.started_text(), "/etc/hosts: what is it?");
 }
 
 #[test]

@@ -25,8 +25,7 @@ fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_test
         s.contains("Demo model (scripted, no network): press n"),
         "said at once:\n{s}"
     );
-    pty.keys("n");
-    let s = pty.wait_for("demo model — scripted, no network");
+    let s = pty.press("n", "demo model — scripted, no network");
     assert!(!s.contains("no model"), "{s}");
     pty.keys("fix the bug\r");
 
@@ -73,15 +72,12 @@ fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_test
 fn the_at_picker_ranks_files_fuzzily_inserts_the_chosen_one_and_attaches_its_text() {
     let env = Env::new();
     let (mut pty, tmp) = demo_conversation(&env, "2", &[]);
-    pty.keys("explain @tst");
-    let s = pty.wait_for("@ files: ↑↓ choose");
+    let s = pty.press("explain @tst", "@ files: ↑↓ choose");
     assert!(s.contains(" @test.sh"), "{s}");
     assert!(!s.contains(" @greet.sh"), "only matches are listed:\n{s}");
-    pty.keys("\r");
-    let s = pty.wait_for("┃explain @test.sh");
+    let s = pty.press("\r", "┃explain @test.sh");
     assert!(!s.contains("@ files:"), "the picker closed:\n{s}");
-    pty.keys("\r");
-    let s = pty.wait_for("Done in");
+    let s = pty.press("\r", "Done in");
     assert!(
         s.contains("test.sh ("),
         "the demo model read the typed words:\n{s}"
@@ -122,8 +118,7 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
     let envs = [("VISUAL", ""), ("EDITOR", script_s.as_str())];
     let (mut pty, tmp) = demo_chat(&env, &envs);
     pty.keys("my draft");
-    pty.keys("\x07");
-    let s = pty.wait_for("The message is back from the editor");
+    let s = pty.press("\x07", "The message is back from the editor");
     assert_eq!(std::fs::read_to_string(&seen).unwrap(), "my draft");
     has(&s, "┃hello");
     has(&s, "┃from the editor");
@@ -131,8 +126,7 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
     has(&s, " neocode ");
     has(&s, "demo model — scripted");
     // And keys are the TUI's again: the edited draft is sent.
-    pty.keys("\r");
-    pty.wait_for("Done in");
+    pty.press("\r", "Done in");
     pty.quit();
     let kept = Kept::find(&tmp, "hello");
     let first = kept.sessions.messages(&kept.id, 1, 1).unwrap();
@@ -144,10 +138,8 @@ fn alt_c_copies_the_last_message_to_the_clipboard_with_osc_52() {
     use base64::Engine;
     let env = Env::new();
     let (mut pty, _tmp) = demo_conversation(&env, "1", &[]);
-    pty.keys("hello\r");
-    pty.wait_for("Done in");
-    pty.keys("\x1bc");
-    let s = pty.wait_for("to the clipboard (OSC 52)");
+    pty.press("hello\r", "Done in");
+    let s = pty.press("\x1bc", "to the clipboard (OSC 52)");
     assert!(s.contains("Copied reply #2"), "{s}");
     let bytes = pty.bytes();
     let raw = String::from_utf8_lossy(&bytes);
@@ -165,21 +157,15 @@ fn alt_c_copies_the_last_message_to_the_clipboard_with_osc_52() {
 fn slash_resume_picks_another_session_and_esc_comes_back() {
     let env = Env::new();
     let (mut pty, _tmp) = demo_conversation(&env, "1", &[]);
-    pty.keys("hello\r");
-    pty.wait_for("Done in");
+    pty.press("hello\r", "Done in");
     // The picker, and Esc back to this conversation.
-    pty.keys("/resume\r");
-    has(&pty.wait_for("Resume a session"), "Filter: ");
-    pty.keys("\x1b");
-    has(&pty.wait_for("Back to the conversation."), "┌ hello ");
+    has(&pty.press("/resume\r", "Resume a session"), "Filter: ");
+    has(&pty.press("\x1b", "Back to the conversation."), "┌ hello ");
     // The picker again: filter, Enter switches to the chosen session's conversation.
-    pty.keys("/resume\r");
-    pty.wait_for("Resume a session");
-    pty.keys("release notes");
-    pty.wait_for(" matches");
+    pty.press("/resume\r", "Resume a session");
+    pty.press("release notes", " matches");
     pty.wait_for("▶ Draft release notes for v0.4");
-    pty.keys("\r");
-    let s = pty.wait_for("Type a message");
+    let s = pty.press("\r", "Type a message");
     assert!(
         s.contains("┌ Draft release notes for v0.4 "),
         "its conversation:\n{s}"
@@ -212,8 +198,7 @@ fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let envs = [("PATH", path.as_str()), ("WAYLAND_DISPLAY", "")];
     let (mut pty, tmp) = demo_conversation(&env, "1", &envs);
-    pty.keys("hello\r");
-    pty.wait_for("Done in");
+    pty.press("hello\r", "Done in");
 
     // Nothing on the clipboard: one clear line.
     pty.keys("\x16");
@@ -226,12 +211,13 @@ fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
     );
     // An image on it: attached, and the draft says so.
     std::fs::write(&clip, png).unwrap();
-    pty.keys("/paste\r");
-    let s = pty.wait_for("Pasted a PNG image from the clipboard");
+    let s = pty.press("/paste\r", "Pasted a PNG image from the clipboard");
     assert!(s.contains("1 image attached"), "{s}");
     // A pasted path of an existing image attaches it too; a missing one is text.
-    pty.keys(&format!("\x1b[200~{}\x1b[201~", clip.display()));
-    pty.wait_for("2 images attached");
+    pty.press(
+        &format!("\x1b[200~{}\x1b[201~", clip.display()),
+        "2 images attached",
+    );
     pty.keys("what is this\r");
     let kept = Kept::find(&tmp, "hello");
     let (sessions, id) = (&kept.sessions, kept.id.as_str());

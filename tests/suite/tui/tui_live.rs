@@ -48,6 +48,12 @@ impl H {
         );
     }
 
+    /// Asserts that the newest effect for the agent is `want`, and takes it.
+    #[track_caller]
+    pub(super) fn took(&mut self, want: TurnEffect) {
+        assert_eq!(self.turns.pop(), Some(want));
+    }
+
     pub(super) fn new() -> H {
         H::with_messages(1)
     }
@@ -150,6 +156,26 @@ impl H {
             .append(&self.id, messages, &AppendMeta::default())
             .unwrap();
         self.completed();
+    }
+
+    /// Stores the user's `sent` and the model's `reply` as the turn stores them, then plays
+    /// `Finished` (completed); the screen then.
+    pub(super) fn replied(&mut self, sent: &str, reply: &str) -> String {
+        self.store_and_finish(&[
+            NewMessage::text(Role::User, sent),
+            NewMessage::text(Role::Assistant, reply),
+        ]);
+        self.screen()
+    }
+
+    /// The text of the turn the last Enter started (taken).
+    pub(super) fn started_text(&mut self) -> String {
+        match self.turns.pop() {
+            Some(TurnEffect::Start {
+                text: Some(text), ..
+            }) => text,
+            other => panic!("no turn started: {other:?}"),
+        }
     }
 
     /// Selects the message two above the newest (Alt-↑ twice) and expands it (Ctrl-Space).
@@ -329,15 +355,12 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
 
     // y approves exactly that call.
     h.answer('y');
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Approve {
-            call_id: "e1".into(),
-            always: false
-        }))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Approve {
+        call_id: "e1".into(),
+        always: false,
+    }));
     h.app.now_ms += 1_500;
-    assert!(h.screen().contains("· running 1.5s"), "{}", h.screen());
+    has(&h.screen(), "· running 1.5s");
     result(&mut h, "e1", "edited src/config.rs", false, 102);
 
     // A command denied with a reason typed for the model.
@@ -353,13 +376,10 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     h.answer('r');
     assert!(matches!(h.app.overlay, Overlay::DenyReason { .. }));
     h.submit("too slow to rebuild");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Deny {
-            call_id: "c1".into(),
-            reason: Some("too slow to rebuild".into())
-        }))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Deny {
+        call_id: "c1".into(),
+        reason: Some("too slow to rebuild".into()),
+    }));
     result(
         &mut h,
         "c1",
@@ -377,10 +397,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         "cargo test",
     );
     h.key(KeyCode::Esc);
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Cancel))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Cancel));
     h.finished(FinishReason::Cancelled);
     let s = h.screen();
     assert!(s.contains("⊘ run_command  rm -rf target  · denied"), "{s}");
@@ -406,7 +423,7 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
             "edits ask",
         );
     }
-    assert!(h.screen().contains("waits for its turn to be asked"));
+    has(&h.screen(), "waits for its turn to be asked");
     // "always" shows the proposed rule to edit and where it is kept; Tab changes where.
     h.answer('a');
     let screen = h.screen();
@@ -499,22 +516,17 @@ fn always_lists_a_rule_per_part_and_edits_each_before_keeping_them() {
     let s = h.screen();
     assert!(s.contains("· run_command(git mv old.py new.py)"), "{s}");
     h.key(KeyCode::Enter);
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::AlwaysAllow {
-            call_id: "c1".into(),
-            rules: vec![
-                "run_command(sed -i s/a/b/ app.py)".into(),
-                "run_command(git mv old.py new.py)".into(),
-            ],
-            scope: RuleScope::Session,
-        }))
-    );
-    assert!(
-        h.screen()
-            .contains("Allowed; 2 rules are kept for this session (/permissions lists them)."),
-        "{}",
-        h.screen()
+    h.took(TurnEffect::Command(TurnCommand::AlwaysAllow {
+        call_id: "c1".into(),
+        rules: vec![
+            "run_command(sed -i s/a/b/ app.py)".into(),
+            "run_command(git mv old.py new.py)".into(),
+        ],
+        scope: RuleScope::Session,
+    }));
+    has(
+        &h.screen(),
+        "Allowed; 2 rules are kept for this session (/permissions lists them).",
     );
 }
 
@@ -536,19 +548,12 @@ fn always_is_not_offered_where_no_rule_can_allow_the_call() {
     assert!(!s.contains("a always"), "{s}");
     h.answer('a');
     assert!(matches!(h.app.overlay, Overlay::None));
-    assert!(
-        h.screen().contains("No rule can allow this call"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "No rule can allow this call");
     h.answer('n');
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Deny {
-            call_id: "c2".into(),
-            reason: None
-        }))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Deny {
+        call_id: "c2".into(),
+        reason: None,
+    }));
 }
 
 #[test]
@@ -556,7 +561,7 @@ fn the_queue_panel_drops_a_message_once_it_is_sent() {
     let mut h = H::new();
     h.send("Explain it");
     h.submit("then this");
-    assert!(h.screen().contains("1. next  then this"), "{}", h.screen());
+    has(&h.screen(), "1. next  then this");
     h.completed();
     h.assert_sent_queued("then this");
     // Sent: the live cell shows it, the panel no longer lists it, also when a read of the
@@ -575,12 +580,9 @@ fn ctrl_c_cancels_first_and_quits_second() {
     h.send("Long one");
     h.ev(TurnEvent::TextDelta("Once upon".into()));
     h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Cancel))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Cancel));
     assert!(!h.app.quit);
-    assert!(h.screen().contains("cancelling…"));
+    has(&h.screen(), "cancelling…");
     h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert!(h.app.quit);
 }
@@ -591,11 +593,7 @@ fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
     h.send("Background please");
     h.ev(TurnEvent::TextDelta("working on it".into()));
     h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
-    assert!(
-        h.screen().contains("The turn keeps running"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "The turn keeps running");
     h.key(KeyCode::Char('y'));
     assert_eq!(h.app.screen, Screen::Browse);
     // The list row shows the turn running (a spinner instead of the status mark).
@@ -604,12 +602,12 @@ fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
     // Quitting asks first.
     h.key(KeyCode::Char('q'));
     assert!(!h.app.quit);
-    assert!(h.screen().contains("A turn is running. Quit anyway?"));
+    has(&h.screen(), "A turn is running. Quit anyway?");
     h.key(KeyCode::Char('n'));
     assert!(!h.app.quit);
     // Back into the conversation: the live cell is still there.
     h.key(KeyCode::Enter);
-    assert!(h.screen().contains("working on it"), "{}", h.screen());
+    has(&h.screen(), "working on it");
 }
 
 #[test]
@@ -644,40 +642,31 @@ fn a_failed_mcp_server_stays_on_the_status_line() {
 fn slash_commands_complete_and_act() {
     let mut h = H::new();
     h.chars("/ap");
-    assert!(h.screen().contains("/approve"), "{}", h.screen());
+    has(&h.screen(), "/approve");
     h.key(KeyCode::Tab);
     assert_eq!(h.app.conv.composer().text(), "/approve ");
     h.submit("auto-edit");
     assert_eq!(h.app.approval(), ApprovalPolicy::AutoEdit);
-    assert!(h.screen().contains("approve auto-edit"), "{}", h.screen());
+    has(&h.screen(), "approve auto-edit");
     h.submit("/rename Renamed live");
     assert_eq!(h.rt.header(&h.id).unwrap().title, "Renamed live");
     h.submit("/compact");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Compact {
-            session_id: h.id.clone()
-        })
-    );
+    h.took(TurnEffect::Compact {
+        session_id: h.id.clone(),
+    });
     h.submit("/model other-model");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Model {
-            session_id: Some(h.id.clone()),
-            name: "other-model".into()
-        })
-    );
+    h.took(TurnEffect::Model {
+        session_id: Some(h.id.clone()),
+        name: "other-model".into(),
+    });
     // The status line names the model the next request uses at once.
-    assert!(h.screen().contains("other-model ░"), "{}", h.screen());
+    has(&h.screen(), "other-model ░");
     h.submit("/limits");
     assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));
     h.submit("/approve network");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::AllowNetwork {
-            session_id: h.id.clone()
-        })
-    );
+    h.took(TurnEffect::AllowNetwork {
+        session_id: h.id.clone(),
+    });
     assert_eq!(
         h.app.approval(),
         ApprovalPolicy::AutoEdit,
@@ -688,29 +677,19 @@ fn slash_commands_complete_and_act() {
         intent: Intent::Network,
         result: Ok("Network allowed for this session's commands".into()),
     });
-    assert!(h.screen().contains("Network allowed"), "{}", h.screen());
+    has(&h.screen(), "Network allowed");
     h.submit("/skill");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Skill {
-            session_id: Some(h.id.clone()),
-            name: None
-        })
-    );
+    h.took(TurnEffect::Skill {
+        session_id: Some(h.id.clone()),
+        name: None,
+    });
     h.submit("/skill deploy");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Skill {
-            session_id: Some(h.id.clone()),
-            name: Some("deploy".into())
-        })
-    );
+    h.took(TurnEffect::Skill {
+        session_id: Some(h.id.clone()),
+        name: Some("deploy".into()),
+    });
     h.submit("/bogus");
-    assert!(
-        h.screen().contains("Unknown command /bogus"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "Unknown command /bogus");
     h.submit("/help");
     assert!(matches!(h.app.overlay, Overlay::Help(_)));
 }
@@ -790,22 +769,19 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     let png = h.env.tmp.path().join("shot.png");
     std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
     h.submit(&format!("/attach {}", png.display()));
-    assert!(h.screen().contains("1 image attached"), "{}", h.screen());
+    has(&h.screen(), "1 image attached");
     // A pasted path of an image attaches it too.
     let effects = h.app.on_paste(&format!("'{}'", png.display()));
     h.run(effects);
     assert_eq!(h.app.conv.attachments().len(), 2);
     h.submit("What is in these?");
     // The turn starts with the message and its images.
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Start {
-            session_id: Some(h.id.clone()),
-            text: Some("What is in these?".into()),
-            images: vec![png.clone(), png.clone()],
-            approval: ApprovalPolicy::Ask,
-        })
-    );
+    h.took(TurnEffect::Start {
+        session_id: Some(h.id.clone()),
+        text: Some("What is in these?".into()),
+        images: vec![png.clone(), png.clone()],
+        approval: ApprovalPolicy::Ask,
+    });
     // The runtime stores the message with its images, then the turn answers it.
     let srv = ScriptedServer::start(vec![Reply::text("Two screenshots.")]).unwrap();
     let url = srv.base_url();
@@ -859,10 +835,10 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     for ev in events {
         h.ev(ev);
     }
-    assert!(h.screen().contains("[image "), "{}", h.screen());
+    has(&h.screen(), "[image ");
     // Not an image: refused in words.
     h.submit("/attach notes.txt");
-    assert!(h.screen().contains("is not an image"), "{}", h.screen());
+    has(&h.screen(), "is not an image");
 }
 
 #[test]
@@ -897,7 +873,7 @@ fn scrolled_up_the_view_stays_put_and_says_new_output_arrived() {
     let mut h = H::with_messages(40);
     h.send("Go on");
     h.ev(TurnEvent::TextDelta("first words".into()));
-    assert!(h.screen().contains("first words"));
+    has(&h.screen(), "first words");
     h.key(KeyCode::PageUp);
     h.ev(TurnEvent::TextDelta(" and more".into()));
     let s = h.screen();
@@ -1026,7 +1002,7 @@ fn typing_never_answers_a_waiting_approval() {
     assert_eq!(approvals(&h), 0, "{:?}", h.turns);
     assert_eq!(h.app.conv.composer().text(), "");
     assert_eq!(h.app.conv.live().unwrap().asking.len(), 1);
-    assert!(h.screen().contains("Typing is not taken"), "{}", h.screen());
+    has(&h.screen(), "Typing is not taken");
     // Typing a word that starts with an answer key after a pause: the next letter follows
     // at once, so it is a word, not an answer.
     clock(&mut h, 2_000);
@@ -1131,11 +1107,7 @@ fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
     h.chars("half a thought");
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
-    assert!(
-        h.screen().contains("Your unsent message is kept"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "Your unsent message is kept");
     assert_eq!(h.rt.count().unwrap(), 1, "nothing was saved");
     h.key(KeyCode::Char('n'));
     assert_eq!(h.app.conv.composer().text(), "half a thought");
@@ -1176,10 +1148,7 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
     );
     h.app.now_ms += 5_400;
     h.key(KeyCode::Esc);
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Cancel))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Cancel));
     // The killed command's result, as the runtime stores it (not an error), then the end.
     result(
         &mut h,
@@ -1194,12 +1163,9 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
     assert!(!s.contains("· done"), "{s}");
     // /compact: the cancelled turn is not drawn again below the summary.
     h.submit("/compact");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Compact {
-            session_id: h.id.clone()
-        })
-    );
+    h.took(TurnEffect::Compact {
+        session_id: h.id.clone(),
+    });
     h.outcome(Outcome {
         intent: Intent::Compact,
         result: Ok("Compacted: 4 messages → 2 (summary + recent tail).".into()),
@@ -1371,43 +1337,29 @@ fn the_status_line_shows_the_turns_and_the_sessions_dollars_only_when_priced() {
 fn provider_lists_or_switches_the_profile_of_the_next_turns() {
     let mut h = H::new();
     h.chars("/prov");
-    assert!(h.screen().contains("/provider"), "{}", h.screen());
+    has(&h.screen(), "/provider");
     h.key(KeyCode::Tab);
     assert_eq!(h.app.conv.composer().text(), "/provider ");
     h.submit("");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Provider {
-            session_id: Some(h.id.clone()),
-            name: None
-        })
-    );
+    h.took(TurnEffect::Provider {
+        session_id: Some(h.id.clone()),
+        name: None,
+    });
     h.outcome(Outcome {
         intent: Intent::Provider,
         result: Ok("Profiles: claude (current), local. /provider NAME switches.".into()),
     });
-    assert!(
-        h.screen().contains("claude (current), local"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "claude (current), local");
     h.submit("/provider local");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Provider {
-            session_id: Some(h.id.clone()),
-            name: Some("local".into())
-        })
-    );
+    h.took(TurnEffect::Provider {
+        session_id: Some(h.id.clone()),
+        name: Some("local".into()),
+    });
     h.outcome(Outcome {
         intent: Intent::Provider,
         result: Err("Cannot switch the profile: session busy".into()),
     });
-    assert!(
-        h.screen().contains("Cannot switch the profile"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "Cannot switch the profile");
     // Not while a turn runs.
     h.send("Hi");
     h.submit("/provider claude");
@@ -1418,11 +1370,7 @@ fn provider_lists_or_switches_the_profile_of_the_next_turns() {
         "{:?}",
         h.turns
     );
-    assert!(
-        h.screen().contains("/provider: wait for the turn"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "/provider: wait for the turn");
 }
 
 /// Issue 35: `/permissions` asks for the rules in force and shows them grouped by source (the
@@ -1434,12 +1382,9 @@ fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
     use neocode::runtime::policy::permissions::{List, RuleRef};
     let mut h = H::new();
     h.submit("/permissions");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Permissions {
-            session_id: Some(h.id.clone())
-        })
-    );
+    h.took(TurnEffect::Permissions {
+        session_id: Some(h.id.clone()),
+    });
     let ws_file = std::path::Path::new(&h.root).join(".neocode/permissions.toml");
     let rules = RulesInForce {
         session: vec!["run_command(git mv *)".into(), "sandbox:network".into()],
@@ -1463,23 +1408,17 @@ fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
     assert!(s.contains("ask     run_command(git push *) :3"), "{s}");
     insta::assert_snapshot!("permissions_dialog", s);
     h.key(KeyCode::Char('d'));
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::RevokeGrant {
-            session_id: h.id.clone(),
-            grant: "run_command(git mv *)".into()
-        })
-    );
+    h.took(TurnEffect::RevokeGrant {
+        session_id: h.id.clone(),
+        grant: "run_command(git mv *)".into(),
+    });
     h.outcome(Outcome {
         intent: Intent::Revoke,
         result: Ok("Revoked `run_command(git mv *)`.".into()),
     });
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Permissions {
-            session_id: Some(h.id.clone())
-        })
-    );
+    h.took(TurnEffect::Permissions {
+        session_id: Some(h.id.clone()),
+    });
     h.key(KeyCode::Esc);
     assert!(matches!(h.app.overlay, Overlay::None));
 }
@@ -1597,13 +1536,10 @@ fn a_sub_agents_calls_show_named_after_it_and_its_question_is_answered_here() {
     has(&s, "▸ sub-agent 0a1b2c3d (writer) started");
     has(&s, "Allow? y yes");
     h.answer('y');
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Approve {
-            call_id: "c1".into(),
-            always: false,
-        }))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Approve {
+        call_id: "c1".into(),
+        always: false,
+    }));
     child_ev(
         &mut h,
         child,

@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::pty::Pty;
+use crate::support::tui_flows::answers;
 use neocode::session::{ListQuery, Message, Status};
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 
@@ -21,7 +22,6 @@ fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
 }
 
 #[test]
-#[expect(clippy::too_many_lines)]
 fn stream_approve_deny_cancel_quit_and_show() {
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
@@ -80,8 +80,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
     let s = pty.wait_for("▶ Allow?");
     assert!(s.contains("touch ran.txt"), "{s}");
     pty.deliberately("n");
-    pty.wait_for("Wrote hello.txt and skipped the command.");
-    pty.wait_for("Done in");
+    pty.answered("Wrote hello.txt and skipped the command.");
     assert_eq!(
         std::fs::read_to_string(ws.join("hello.txt")).unwrap(),
         "hi there\n"
@@ -91,8 +90,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
     // 3: cancel a long reply once it streams.
     pty.submit("Tell me a long story");
     pty.wait_for("word3 ");
-    pty.keys("\x1b");
-    pty.wait_for("Cancelled; what arrived is kept");
+    pty.press("\x1b", "Cancelled; what arrived is kept");
 
     // Quit: no turn runs, Ctrl-C quits at once.
     let code = pty.quit();
@@ -225,8 +223,7 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
             std::thread::sleep(Duration::from_millis(100));
         }
     });
-    pty.wait_for("Answered after the settings came.");
-    pty.wait_for("Done in");
+    pty.answered("Answered after the settings came.");
     let screen = pty.wait_for("scripted-model");
     assert!(!screen.contains("Cannot send"), "{screen}");
     assert_eq!(srv.request_count(), 1);
@@ -244,13 +241,11 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let srv = ScriptedServer::start(vec![Reply::text("never asked")]).unwrap();
     let mut pty = env.compose(&srv, 40, 120);
-    pty.keys("a message");
-    pty.wait_for("a message");
+    pty.press("a message", "a message");
     // Enter waits for the settings; the loop does not: Ctrl-C still clears the editor, and
     // the next one quits.
     pty.keys("\r");
-    pty.keys("\x03");
-    pty.wait_for("Message cleared");
+    pty.press("\x03", "Message cleared");
     assert_eq!(pty.quit_within(10), 0);
     assert_eq!(srv.request_count(), 0);
 }
@@ -278,8 +273,7 @@ fn typing_while_an_approval_waits_never_answers_it() {
     assert!(s.contains("edit_file"), "{s}");
     // The next message typed quickly while the card waits: its y, n and a answer nothing.
     std::thread::sleep(Duration::from_millis(800));
-    pty.keys("hey there, and now");
-    let s = pty.wait_for("Typing is not taken");
+    let s = pty.press("hey there, and now", "Typing is not taken");
     assert!(s.contains("not taking keys"), "{s}");
     std::thread::sleep(Duration::from_millis(1500));
     let s = pty.screen();
@@ -305,11 +299,7 @@ fn typing_while_an_approval_waits_never_answers_it() {
 fn a_switched_model_is_kept_by_the_session_across_a_restart() {
     let env = Env::new();
     let (srv, mut pty) = env.chat(
-        vec![
-            Reply::text("First answer."),
-            Reply::text("Second answer."),
-            Reply::text("Third answer."),
-        ],
+        answers(&["First answer.", "Second answer.", "Third answer."]),
         40,
         120,
     );
@@ -409,8 +399,7 @@ fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     pty.deliberately("a");
     pty.wait_for("Always allow, for this session (rule 1 of 2)");
     pty.keys("\r");
-    pty.wait_for("Tidied.");
-    pty.wait_for("Done in");
+    pty.answered("Tidied.");
 
     pty.submit("/permissions");
     let s = pty.wait_for("Permissions · 4 rules");
@@ -425,14 +414,12 @@ fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     ] {
         assert!(s.contains(want), "{want}\n{s}");
     }
-    pty.keys("d");
-    let s = pty.wait_for("Permissions · 3 rules");
+    let s = pty.press("d", "Permissions · 3 rules");
     assert!(!s.contains("allow   run_command(rm -f a.tmp)"), "{s}");
     pty.wait_for("Revoked `run_command(rm -f a.tmp)`");
     // The workspace's rules are not revoked here: the status line says where to edit them.
     pty.keys("j");
-    pty.keys("d");
-    pty.wait_for("Only this session's own rules are revoked here");
+    pty.press("d", "Only this session's own rules are revoked here");
     pty.keys("\x1b");
     assert_eq!(pty.quit(), 0);
 
@@ -450,10 +437,10 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir);
     let from_env = ScriptedServer::start(vec![Reply::text("Answer from the env server.")]).unwrap();
-    let profiled = ScriptedServer::start(vec![
-        Reply::text("Answer from the err profile."),
-        Reply::text("Again from the err profile."),
-    ])
+    let profiled = ScriptedServer::start(answers(&[
+        "Answer from the err profile.",
+        "Again from the err profile.",
+    ]))
     .unwrap();
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(
@@ -472,8 +459,7 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
     ];
     let mut pty = Pty::spawn(&home, &ws, &[], &vars, 35, 120);
     pty.wait_for("0 sessions");
-    pty.keys("n");
-    pty.wait_for("env-model");
+    pty.press("n", "env-model");
     pty.exchange("Hello", "Answer from the env server.");
     pty.submit("/provider err");
     pty.wait_for("Profile err: this session uses");
@@ -525,12 +511,12 @@ fn model_says_when_the_server_does_not_list_the_name() {
 fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
     let env = Env::new();
     let (srv, mut pty) = env.chat(
-        vec![
-            Reply::text("The first answer, about kiwis."),
-            Reply::text("Second answer."),
-            Reply::text("SUMMARY: kiwis, then a second question."),
-            Reply::text("Third answer, after the summary."),
-        ],
+        answers(&[
+            "The first answer, about kiwis.",
+            "Second answer.",
+            "SUMMARY: kiwis, then a second question.",
+            "Third answer, after the summary.",
+        ]),
         35,
         120,
     );
@@ -596,8 +582,7 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
     assert_eq!(rt.queued(&id).unwrap().len(), 1);
     // Enter on the empty editor retries the failed turn, then the queue goes on; the panel
     // drops the message once it is sent.
-    pty.keys("\r");
-    pty.wait_for("Answered on retry.");
+    pty.press("\r", "Answered on retry.");
     let s = pty.wait_for("Sent once you asked.");
     assert!(!s.contains("Queued (1)"), "{s}");
     pty.wait_for("Done in");
@@ -628,8 +613,7 @@ fn a_hook_denial_reads_denied_once_not_as_an_error_three_times() {
         120,
     );
     pty.submit("touch ran.txt");
-    pty.wait_for("Understood, not running it.");
-    let s = pty.wait_for("Done in");
+    let s = pty.answered("Understood, not running it.");
     assert!(!ws.join("ran.txt").exists());
     assert!(s.contains("⊘ denied"), "{s}");
     assert!(!s.contains("✗ error"), "{s}");

@@ -3,6 +3,7 @@
 //! storage jobs run inline on the real store. The plan dialog is answered with keys; what ran is
 //! read back from the store.
 
+use crate::support::text::has;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
@@ -286,7 +287,7 @@ fn d_drops_steps_and_the_plan_is_proposed_again_n_rejects_it() {
     h.submit("/plan make a pretty printer");
     h.pump("plan proposal", proposed);
     h.answer('d');
-    assert!(h.screen().contains("Drop steps (ids):"));
+    has(&h.screen(), "Drop steps (ids):");
     h.submit("c");
     assert_eq!(
         h.asked.last(),
@@ -375,7 +376,7 @@ fn plan_in_a_new_session_being_written_starts_it_there() {
     h.pump("plan proposal", proposed);
     let new_id = h.app.browse.detail.as_ref().map(|d| d.id.clone()).unwrap();
     assert_ne!(new_id, h.id);
-    assert!(h.screen().contains("Plan · 3 steps"));
+    has(&h.screen(), "Plan · 3 steps");
     h.answer('y');
     h.pump("the end of the run", finished);
     let progress = h.rt.plan_progress(&new_id).unwrap();

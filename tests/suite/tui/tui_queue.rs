@@ -20,8 +20,7 @@ const PAUSED: &[(&str, &str)] = &[("NEOCODE_TEST_QUEUE_PAUSE_MS", "60000")];
 /// The demo in a terminal, paced `pace_ms` with `more` variables, after "hello" was answered.
 fn said_hello(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf) {
     let (mut pty, tmp) = demo_conversation(env, pace_ms, more);
-    pty.keys("hello\r");
-    pty.wait_for("Hello from the demo model");
+    pty.press("hello\r", "Hello from the demo model");
     (pty, tmp)
 }
 
@@ -32,9 +31,7 @@ fn resumed_sends_the_queue(kept: &Kept) {
     assert!(s.contains("show me test.sh"), "{s}");
     pty.wait_for("Done in");
     pty.quit();
-    let (sessions, id) = (&kept.sessions, kept.id.as_str());
-    assert!(sessions.queued(id).unwrap().is_empty(), "delivered once");
-    assert_eq!(kept.user_texts(), vec!["hello", "show me test.sh"]);
+    kept.delivered(&["hello", "show me test.sh"]);
 }
 
 #[test]
@@ -42,8 +39,7 @@ fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn()
     let env = Env::new();
     let (mut pty, tmp) = said_hello(&env, "40", &[]);
     // Still streaming: Enter queues instead of refusing.
-    pty.keys("run the tests\r");
-    let s = pty.wait_for("Queued (1)");
+    let s = pty.press("run the tests\r", "Queued (1)");
     assert!(s.contains("1. next  run the tests"), "{s}");
     assert!(!s.contains("You  #3"), "not sent during the turn:\n{s}");
     let kept = Kept::find(&tmp, "hello");
@@ -59,23 +55,19 @@ fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn()
         !s.contains("Queued ("),
         "the queue is empty once sent:\n{s}"
     );
-    pty.wait_for("The tests fail");
-    pty.wait_for("Done in");
+    pty.answered("The tests fail");
     pty.quit();
-    assert!(sessions.queued(id).unwrap().is_empty(), "delivered");
-    assert_eq!(kept.user_texts(), vec!["hello", "run the tests"]);
+    kept.delivered(&["hello", "run the tests"]);
 }
 
 #[test]
 fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
     let env = Env::new();
     let (mut pty, tmp) = demo_conversation(&env, "60", &[]);
-    pty.keys("fix the bug\r");
-    pty.wait_for("Let me look");
+    pty.press("fix the bug\r", "Let me look");
     // Alt-Enter while the first reply streams: delivered after its read_file, in this turn.
     pty.keys("show me README.md\x1b\r");
-    pty.wait_for("Reading README.md.");
-    pty.wait_for("Done in");
+    pty.answered("Reading README.md.");
     // The finished turn's messages are read back from the store after "Done in": the tool
     // result shows once they are (a screen taken at "Done in" may still say "loading").
     pty.wait_for("README.md (6 lines)");
@@ -97,8 +89,7 @@ fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
 fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
     let env = Env::new();
     let (mut pty, tmp) = said_hello(&env, "200", &[]);
-    pty.keys("show me test.sh\r");
-    pty.wait_for("Queued (1)");
+    pty.press("show me test.sh\r", "Queued (1)");
     // Killed mid-turn: nothing is said, nothing is cleaned up.
     drop(pty);
     let kept = Kept::find(&tmp, "hello");
@@ -117,10 +108,8 @@ fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
 fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     let env = Env::new();
     let (mut pty, tmp) = said_hello(&env, "60", &[]);
-    pty.keys("run the tests\r");
-    pty.wait_for("Queued (1)");
-    pty.keys("\x05");
-    let s = pty.wait_for("Back in the editor");
+    pty.press("run the tests\r", "Queued (1)");
+    let s = pty.press("\x05", "Back in the editor");
     assert!(!s.contains("Queued ("), "{s}");
     assert!(
         s.contains("┃run the tests"),
@@ -131,13 +120,10 @@ fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     let s = pty.screen();
     assert!(!s.contains("You  #3"), "nothing was sent:\n{s}");
     // The first Ctrl-C clears the editor's text, the second quits.
-    pty.keys("\x03");
-    pty.wait_for("Message cleared");
+    pty.press("\x03", "Message cleared");
     pty.quit();
     let kept = Kept::find(&tmp, "hello");
-    let (sessions, id) = (&kept.sessions, kept.id.as_str());
-    assert!(sessions.queued(id).unwrap().is_empty());
-    assert_eq!(kept.user_texts(), vec!["hello"]);
+    kept.delivered(&["hello"]);
 }
 
 #[test]
@@ -176,8 +162,7 @@ fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
 fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued() {
     let env = Env::new();
     let (mut pty, tmp) = said_hello(&env, "40", PAUSED);
-    pty.keys("show me test.sh\r");
-    pty.wait_for("Queued (1)");
+    pty.press("show me test.sh\r", "Queued (1)");
     // The first turn ends, the queued one starts and stops before its message is stored.
     pty.wait_for("Sending the next queued message");
     std::thread::sleep(Duration::from_millis(1500));
@@ -209,8 +194,7 @@ fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued()
 fn a_steering_message_killed_before_it_is_stored_at_the_tool_boundary_is_still_queued() {
     let env = Env::new();
     let (mut pty, tmp) = demo_conversation(&env, "60", PAUSED);
-    pty.keys("fix the bug\r");
-    pty.wait_for("Let me look");
+    pty.press("fix the bug\r", "Let me look");
     pty.keys("show me README.md\x1b\r");
     let kept = Kept::find(&tmp, "fix the bug");
     let (sessions, id) = (&kept.sessions, kept.id.as_str());

@@ -229,7 +229,7 @@ fn assets_tab_exports_the_asset() {
     assert_eq!(files.len(), 1);
     let bytes = std::fs::read(files[0].path()).unwrap();
     assert!(bytes.starts_with(b"\x89PNG"), "a real PNG was written");
-    assert!(h.screen().contains("Wrote "));
+    has(&h.screen(), "Wrote ");
 }
 
 #[test]
@@ -341,7 +341,7 @@ fn rename_inline() {
     insta::assert_snapshot!("rename", h.screen());
     h.key(KeyCode::Enter);
     assert_eq!(h.rt.header(&id).unwrap().title, "Release notes (on hold)");
-    assert!(h.screen().contains("Release notes (on hold)"));
+    has(&h.screen(), "Release notes (on hold)");
 }
 
 #[test]
@@ -353,11 +353,7 @@ fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
     h.key(KeyCode::Enter);
     assert_eq!(h.app.screen, Screen::Conversation);
     // Before anything is sent: no model, and where to read how to configure one.
-    assert!(
-        h.screen().contains("No model configured: F1 says how"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "No model configured: F1 says how");
     h.key(KeyCode::F(1));
     let help = {
         for _ in 0..100 {
@@ -409,7 +405,7 @@ fn fork_from_selected_message() {
         kids[0].id,
         "the fork is selected"
     );
-    assert!(h.screen().contains("Forked at message #3"));
+    has(&h.screen(), "Forked at message #3");
 }
 
 #[test]
@@ -418,7 +414,7 @@ fn new_session_and_export() {
     // `n` then Esc leaves nothing behind: the session exists only once a message is sent.
     h.key(KeyCode::Char('n'));
     assert_eq!(h.app.screen, Screen::Conversation);
-    assert!(h.screen().contains("New session"), "{}", h.screen());
+    has(&h.screen(), "New session");
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
     assert_eq!(h.rt.count().unwrap(), 13);
@@ -436,7 +432,7 @@ fn new_session_and_export() {
     let path = h.export.join(format!("{}.json", &id[..8]));
     let doc = neocode::session::file::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(doc.session.id, id);
-    assert!(h.screen().contains(&format!("{}.json", &id[..8])));
+    has(&h.screen(), &format!("{}.json", &id[..8]));
 }
 
 #[test]
@@ -507,7 +503,7 @@ fn pages_load_lazily_as_the_selection_moves() {
     assert_eq!(h.app.browse.list.rows.len(), 200);
     assert_eq!(h.app.browse.list.base, 250, "sessions above the window");
     assert_eq!(h.app.browse.list.current().unwrap().title, "session 000");
-    assert!(h.screen().contains("Sessions 450/450"), "{}", h.screen());
+    has(&h.screen(), "Sessions 450/450");
     // Moving up from there brings the page above into the window.
     for _ in 0..160 {
         h.key(KeyCode::Char('k'));
@@ -731,7 +727,7 @@ fn writes_from_another_process_show_up_live() {
         14,
         "the new session is listed"
     );
-    assert!(h.screen().contains("Started in another"), "{}", h.screen());
+    has(&h.screen(), "Started in another");
     let d = h.app.browse.detail.as_ref().unwrap();
     assert_eq!(d.id, selected, "the selection stays where it was");
     assert_eq!(d.header.as_ref().unwrap().message_count, before + 1);
@@ -846,7 +842,7 @@ fn own_writes_are_not_news_but_another_process_writes_are() {
     // This process renames (through the app, as a user would): the app applies it itself.
     h.key(KeyCode::Char('R'));
     h.submit(" (mine)");
-    assert!(h.screen().contains("(mine)"), "{}", h.screen());
+    has(&h.screen(), "(mine)");
     assert!(poll(&mut h).is_empty(), "own write: nothing to reload");
     // Another process writes: the poll reloads the list.
     let other = Sessions::open(&h.app_location()).unwrap();
@@ -1025,7 +1021,7 @@ fn behind_terminal_too_small_only_resize_and_quit_act() {
     let before = h.rt.count().unwrap();
     let jobs = h.app.on_resize(20, 5);
     h.run(jobs);
-    assert!(h.screen().contains("Terminal too small"), "{}", h.screen());
+    has(&h.screen(), "Terminal too small");
     for c in ['d', 'y', 'n', 'f', 'R'] {
         h.key(KeyCode::Char(c));
     }
@@ -1051,7 +1047,7 @@ fn status_messages_expire_and_say_what_happened() {
     let mut h = H::new(true, 120, 35);
     h.key(KeyCode::Char('d'));
     h.key(KeyCode::Char('n'));
-    assert!(h.screen().contains("Delete cancelled."));
+    has(&h.screen(), "Delete cancelled.");
     assert!(!h.app.expire_status(NOW + 1_000), "still fresh");
     assert!(h.app.expire_status(NOW + 10_000));
     assert!(!h.screen().contains("Delete cancelled."));
@@ -1164,17 +1160,13 @@ fn plan_run_tab_shows_each_step_and_enter_opens_its_conversation() {
     insta::assert_snapshot!("plan_run", s);
     // Down to `flag`, Enter: its conversation opens.
     h.key(KeyCode::Down);
-    assert!(h.screen().contains("› ✔ flag"), "{}", h.screen());
+    has(&h.screen(), "› ✔ flag");
     h.key(KeyCode::Enter);
     let d = h.app.browse.detail.as_ref().unwrap();
     let header = d.header.as_ref().expect("the step conversation is loaded");
     assert!(header.title.starts_with("step flag:"), "{}", header.title);
     assert!(header.parent_id.is_some());
-    assert!(
-        h.screen().contains("edited src/report.rs"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "edited src/report.rs");
 }
 
 #[test]
