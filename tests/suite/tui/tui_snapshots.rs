@@ -77,20 +77,31 @@ impl H {
         self.loc.clone()
     }
 
-    fn select_title(&mut self, title: &str) {
+    /// Moves down the list to the first session whose title starts with `title`; its id.
+    fn select_title(&mut self, title: &str) -> String {
         for _ in 0..50 {
-            if self
-                .app
-                .browse
-                .list
-                .current()
-                .is_some_and(|s| s.title.starts_with(title))
+            if let Some(s) = self.app.browse.list.current()
+                && s.title.starts_with(title)
             {
-                return;
+                return s.id.clone();
             }
             self.key(KeyCode::Char('j'));
         }
         panic!("no session titled {title:?}");
+    }
+
+    /// Opens the filter (`/`) or the search (`s`) and types `text`; the screen then.
+    fn look_for(&mut self, key: char, text: &str) -> String {
+        self.key(KeyCode::Char(key));
+        self.chars(text);
+        self.screen()
+    }
+
+    /// Selects the session titled `title` and types `keys` (tab keys, say); the screen then.
+    fn open(&mut self, title: &str, keys: &str) -> String {
+        self.select_title(title);
+        self.chars(keys);
+        self.screen()
     }
 }
 
@@ -152,28 +163,44 @@ fn forks_keep_activity_order_and_show_their_lineage() {
     assert!(fork < parent, "{s}");
 }
 
+/// A demo session opened at one of its tabs: the tab, what it shows, and its snapshot.
 #[test]
-fn plan_tab() {
-    let mut h = H::new(true, 120, 35);
-    h.select_title("Migrate billing");
-    h.key(KeyCode::Char(']'));
-    assert_eq!(h.app.tab, Tab::Plan);
-    let s = h.screen();
-    assert!(s.contains("4/7 done, 1 failed"), "{s}");
-    has(&s, "CompileError: MutexGuard held across .await");
-    insta::assert_snapshot!("plan", s);
-}
-
-#[test]
-fn usage_tab() {
-    let mut h = H::new(true, 120, 35);
-    h.select_title("Migrate billing");
-    h.key(KeyCode::Char(']'));
-    h.key(KeyCode::Char(']'));
-    let s = h.screen();
-    assert!(s.contains("Per-turn tokens"), "{s}");
-    assert!(s.contains("input tokens"), "{s}");
-    insta::assert_snapshot!("usage", s);
+fn plan_usage_and_info_tabs() {
+    let cases: [(&str, &str, Tab, &[&str], &str); 3] = [
+        (
+            "Migrate billing",
+            "]",
+            Tab::Plan,
+            &[
+                "4/7 done, 1 failed",
+                "CompileError: MutexGuard held across .await",
+            ],
+            "plan",
+        ),
+        (
+            "Migrate billing",
+            "]]",
+            Tab::Usage,
+            &["Per-turn tokens", "input tokens"],
+            "usage",
+        ),
+        (
+            "Fix panic in config loader — try",
+            "[",
+            Tab::Info,
+            &["forked from", "message #8"],
+            "info",
+        ),
+    ];
+    for (title, keys, tab, wants, snapshot) in cases {
+        let mut h = H::new(true, 120, 35);
+        let s = h.open(title, keys);
+        assert_eq!(h.app.tab, tab);
+        for want in wants {
+            has(&s, want);
+        }
+        insta::assert_snapshot!(snapshot, s);
+    }
 }
 
 #[test]
@@ -205,10 +232,7 @@ fn the_usage_tab_shows_the_prompt_cache_and_the_cost() {
         )
         .unwrap();
     });
-    h.select_title("Cached turns");
-    h.key(KeyCode::Char(']'));
-    h.key(KeyCode::Char(']'));
-    let s = h.screen();
+    let s = h.open("Cached turns", "]]");
     assert!(s.contains("90% hit rate (cached input / all input)"), "{s}");
     assert!(s.contains("$0.0123 of $1.00"), "{s}");
 }
@@ -216,11 +240,8 @@ fn the_usage_tab_shows_the_prompt_cache_and_the_cost() {
 #[test]
 fn assets_tab_exports_the_asset() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Match the login page");
-    h.key(KeyCode::Char('['));
-    h.key(KeyCode::Char('['));
+    let s = h.open("Match the login page", "[[");
     assert_eq!(h.app.tab, Tab::Assets);
-    let s = h.screen();
     assert!(s.contains("image/png"), "{s}");
     insta::assert_snapshot!("assets", s);
     h.key(KeyCode::Tab);
@@ -230,17 +251,6 @@ fn assets_tab_exports_the_asset() {
     let bytes = std::fs::read(files[0].path()).unwrap();
     assert!(bytes.starts_with(b"\x89PNG"), "a real PNG was written");
     has(&h.screen(), "Wrote ");
-}
-
-#[test]
-fn info_tab() {
-    let mut h = H::new(true, 120, 35);
-    h.select_title("Fix panic in config loader — try");
-    h.key(KeyCode::Char('['));
-    let s = h.screen();
-    assert!(s.contains("forked from"), "{s}");
-    assert!(s.contains("message #8"), "{s}");
-    insta::assert_snapshot!("info", s);
 }
 
 #[test]
@@ -265,9 +275,7 @@ fn transcript_tool_call_expands() {
 #[test]
 fn filter_as_you_type() {
     let mut h = H::new(true, 120, 35);
-    h.key(KeyCode::Char('/'));
-    h.chars("billing");
-    let s = h.screen();
+    let s = h.look_for('/', "billing");
     assert!(s.contains("Migrate billing service"), "{s}");
     assert!(!s.contains("Walk me through"), "{s}");
     insta::assert_snapshot!("filtered", s);
@@ -279,9 +287,7 @@ fn filter_as_you_type() {
 #[test]
 fn full_text_search_jumps_to_the_message() {
     let mut h = H::new(true, 120, 35);
-    h.key(KeyCode::Char('s'));
-    h.chars("redis");
-    let s = h.screen();
+    let s = h.look_for('s', "redis");
     assert!(s.contains("Add rate limiting to the public API"), "{s}");
     assert!(!s.contains('\u{E000}') && !s.contains('\u{E001}'), "{s}");
     insta::assert_snapshot!("search", s);
@@ -304,8 +310,7 @@ fn full_text_search_jumps_to_the_message() {
 #[test]
 fn delete_asks_first_then_deletes() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Draft release notes");
-    let id = h.app.browse.list.current().unwrap().id.clone();
+    let id = h.select_title("Draft release notes");
     h.key(KeyCode::Char('d'));
     let s = h.screen();
     assert!(s.contains("Delete session"), "{s}");
@@ -347,8 +352,7 @@ fn rename_inline() {
 #[test]
 fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Fix panic in config loader on empty file");
-    let id = h.app.browse.list.current().unwrap().id.clone();
+    let id = h.select_title("Fix panic in config loader on empty file");
     let before = h.rt.header(&id).unwrap().message_count;
     h.key(KeyCode::Enter);
     assert_eq!(h.app.screen, Screen::Conversation);
@@ -383,8 +387,7 @@ fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
 #[test]
 fn fork_from_selected_message() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Walk me through");
-    let parent = h.app.browse.list.current().unwrap().id.clone();
+    let parent = h.select_title("Walk me through");
     h.key(KeyCode::Tab);
     for _ in 0..3 {
         h.key(KeyCode::Char('j'));
@@ -426,8 +429,7 @@ fn new_session_and_export() {
     assert_eq!(h.app.conv.composer().text(), "Start here");
     assert_eq!(h.app.screen, Screen::Conversation);
     h.key(KeyCode::Esc);
-    h.select_title("Add rate limiting");
-    let id = h.app.browse.list.current().unwrap().id.clone();
+    let id = h.select_title("Add rate limiting");
     h.key(KeyCode::Char('e'));
     let path = h.export.join(format!("{}.json", &id[..8]));
     let doc = neocode::session::file::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -452,8 +454,7 @@ fn tiny_terminal_says_so_and_never_panics() {
 #[test]
 fn resize_keeps_the_selection() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Add rate limiting");
-    let id = h.app.browse.list.current().unwrap().id.clone();
+    let id = h.select_title("Add rate limiting");
     let jobs = h.app.on_resize(80, 20);
     h.run(jobs);
     let _ = h.screen();
@@ -957,9 +958,7 @@ fn focus_is_visible_without_colour() {
 #[test]
 fn the_search_overlay_leaves_no_transcript_beside_it() {
     let mut h = H::new(true, 120, 30);
-    h.key(KeyCode::Char('s'));
-    h.chars("redis");
-    let s = h.screen();
+    let s = h.look_for('s', "redis");
     for line in s.lines().skip(1).take(26) {
         let last = line.chars().last().unwrap_or(' ');
         assert!(matches!(last, '│' | '┐' | '┘'), "{line}");
@@ -1052,10 +1051,7 @@ fn status_messages_expire_and_say_what_happened() {
     assert!(h.app.expire_status(NOW + 10_000));
     assert!(!h.screen().contains("Delete cancelled."));
     // Exporting twice: the second write is refused in words, not an OS error number.
-    h.select_title("Add rate limiting");
-    h.key(KeyCode::Char('e'));
-    h.key(KeyCode::Char('e'));
-    let s = h.screen();
+    let s = h.open("Add rate limiting", "ee");
     assert!(s.contains("file exists:"), "{s}");
     assert!(!s.contains("os error"), "{s}");
 }
@@ -1249,9 +1245,7 @@ fn help_describes_forks_as_the_list_marks_them_and_a_filter_keeps_the_mark() {
     assert!(!help.contains("with └ is a fork"), "{help}");
     assert!(help.contains("↳ marks a fork"), "{help}");
     h.key(KeyCode::Esc);
-    h.key(KeyCode::Char('/'));
-    h.chars("panic");
-    let s = h.screen();
+    let s = h.look_for('/', "panic");
     assert!(
         s.contains("✔ ↳ Fix panic in config"),
         "the fork keeps its mark:\n{s}"
