@@ -7,7 +7,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use neocode::runtime::{Location, Sessions};
-use neocode::session::{ListQuery, Message, Role, WorkspacePaths};
+use neocode::session::{AppendMeta, ListQuery, Message, NewMessage, Role, WorkspacePaths};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 
 use super::Env;
@@ -34,6 +34,16 @@ impl Env {
 /// A scripted model's replies: each of `texts` in turn, as a plain answer.
 pub(crate) fn answers(texts: &[&str]) -> Vec<Reply> {
     texts.iter().map(|t| Reply::text(t)).collect()
+}
+
+/// The user's message `text`, appended to session `id`.
+pub(crate) fn user_says(rt: &Sessions, id: &str, text: &str) {
+    rt.append(
+        id,
+        &[NewMessage::text(Role::User, text)],
+        &AppendMeta::default(),
+    )
+    .unwrap();
 }
 
 /// What the user said in session `id`, in order.

@@ -74,8 +74,7 @@ fn a_hooks_context_is_a_chip_and_up_never_recalls_it() {
 
 #[test]
 fn an_empty_reply_says_so_instead_of_showing_a_blank_message() {
-    let mut h = H::new();
-    h.send("say nothing");
+    let mut h = H::sending("say nothing");
     let s = h.replied("say nothing", "");
     let at = s.find("Assistant  #3").expect("the reply is shown");
     assert!(
@@ -90,8 +89,7 @@ const EDITED: &str = "edited stats.py (+1 -1 lines):\n--- a/stats.py\n+++ b/stat
 #[test]
 fn a_done_edit_card_shows_the_changed_lines_not_the_diff_headers() {
     use neocode::runtime::tools::ToolKind;
-    let mut h = H::new();
-    h.send("Bump the total");
+    let mut h = H::sending("Bump the total");
     super::tui_live::tool(
         &mut h,
         "e1",

@@ -5,7 +5,8 @@
 
 use crate::support::Env;
 use crate::support::text::has;
-use crate::support::tui::{Keys, options};
+use crate::support::tui::{Keys, agent_info, resumed};
+use crate::support::tui_flows::user_says;
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::Sessions;
 use neocode::runtime::agent::{
@@ -16,7 +17,7 @@ use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::tools::ToolKind;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
-use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
+use neocode::tui::app::{App, Overlay, Screen, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
 use neocode::tui::views;
@@ -54,13 +55,19 @@ impl H {
         assert_eq!(self.turns.pop(), Some(want));
     }
 
+    /// The live conversation with `text` sent and its turn started.
+    pub(super) fn sending(text: &str) -> H {
+        let mut h = H::new();
+        h.send(text);
+        h
+    }
+
     pub(super) fn new() -> H {
         H::with_messages(1)
     }
 
     pub(super) fn with_messages(n: usize) -> H {
         let env = Env::new();
-        let loc = env.location();
         let rt = env.sessions();
         let h = crate::support::titled(&rt, "Live session");
         for i in 0..n {
@@ -69,30 +76,29 @@ impl H {
             } else {
                 format!("Earlier message {i}")
             };
-            rt.append(
-                &h.id,
-                &[NewMessage::text(Role::User, text)],
-                &AppendMeta::default(),
-            )
-            .unwrap();
+            user_says(&rt, &h.id, &text);
         }
-        let root = loc.root().display().to_string();
-        let (mut app, jobs) = App::new(AppOptions {
-            resume: Some(h.id.clone()),
-            ..options(&root, env.tmp.path(), (100, 34), NOW)
-        });
-        app.conv.set_agent(AgentInfo {
-            provider: Ok("scripted-model".into()),
-            window: Some(100_000),
-            policy: ApprovalPolicy::Ask,
-            sandbox: "on".into(),
-            sandbox_on: true,
-            mcp_failed: Vec::new(),
-        });
+        H::resume(env, rt, h.id, (100, 34), |app| {
+            app.conv.set_agent(agent_info("scripted-model"));
+        })
+    }
+
+    /// The app at `size` on `env`'s session `id` (through `rt`), `setup` before it runs its
+    /// first jobs.
+    fn resume(
+        env: Env,
+        rt: Sessions,
+        id: String,
+        size: (u16, u16),
+        setup: impl FnOnce(&mut App),
+    ) -> H {
+        let root = env.location().root().display().to_string();
+        let (mut app, jobs) = resumed(&root, env.tmp.path(), &id, size, NOW);
+        setup(&mut app);
         let mut me = H {
             app,
             rt,
-            id: h.id,
+            id,
             root,
             turns: Vec::new(),
             env,
@@ -113,6 +119,11 @@ impl H {
 
     pub(super) fn screen(&self) -> String {
         views::draw_to_text(&self.app).replace(&self.root, "[WORKSPACE]")
+    }
+
+    /// Plays a piece of the reply's text streaming in.
+    pub(super) fn delta(&mut self, text: &str) {
+        self.ev(TurnEvent::TextDelta(text.into()));
     }
 
     /// Sends a message and plays `Started`.
@@ -252,7 +263,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
         " and:\n\n- parses",
         " it\n",
     ] {
-        h.ev(TurnEvent::TextDelta(piece.into()));
+        h.delta(piece);
     }
     h.app.now_ms = NOW + 2_300;
     let s = h.screen();
@@ -287,8 +298,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
 
 #[test]
 fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
-    let mut h = H::new();
-    h.send("Explain it");
+    let mut h = H::sending("Explain it");
     h.submit("then this");
     h.finished(neocode::runtime::agent::FinishReason::LimitReached(
         "max_turns (1/1)".into(),
@@ -313,8 +323,7 @@ fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
 
 #[test]
 fn tool_cards_in_each_state_and_the_approval_prompt() {
-    let mut h = H::new();
-    h.send("Fix it");
+    let mut h = H::sending("Fix it");
     // Done.
     tool(
         &mut h,
@@ -388,14 +397,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         103,
     );
     // Interrupted: running when the turn is cancelled.
-    tool(
-        &mut h,
-        "c2",
-        "run_command",
-        r#"{"command":"cargo test"}"#,
-        ToolKind::Command,
-        "cargo test",
-    );
+    command(&mut h, "c2", "cargo test");
     h.key(KeyCode::Esc);
     h.took(TurnEffect::Command(TurnCommand::Cancel));
     h.finished(FinishReason::Cancelled);
@@ -410,8 +412,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
 
 #[test]
 fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
-    let mut h = H::new();
-    h.send("Two writes");
+    let mut h = H::sending("Two writes");
     for id in ["w1", "w2"] {
         asked(
             &mut h,
@@ -454,16 +455,15 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
     );
 }
 
+/// The model's `run_command` call `id` of `line`: its card.
+fn command(h: &mut H, id: &str, line: &str) {
+    let args = serde_json::json!({ "command": line }).to_string();
+    tool(h, id, "run_command", &args, ToolKind::Command, line);
+}
+
 /// A command `line` that waits for approval, "always" proposing `rules`.
 fn ask_command(h: &mut H, id: &str, line: &str, reason: &str, rules: &[String]) {
-    tool(
-        h,
-        id,
-        "run_command",
-        &serde_json::json!({ "command": line }).to_string(),
-        ToolKind::Command,
-        line,
-    );
+    command(h, id, line);
     h.ev(TurnEvent::ApprovalNeeded {
         call: call(id, "run_command", "{}"),
         summary: line.into(),
@@ -476,8 +476,7 @@ fn ask_command(h: &mut H, id: &str, line: &str, reason: &str, rules: &[String]) 
 /// and each can be edited (or left out) before they are kept.
 #[test]
 fn always_lists_a_rule_per_part_and_edits_each_before_keeping_them() {
-    let mut h = H::new();
-    h.send("Rename and test");
+    let mut h = H::sending("Rename and test");
     let rules = vec![
         "run_command(sed -i s/a/b/ app.py)".to_string(),
         "run_command(git mv *)".to_string(),
@@ -534,8 +533,7 @@ fn always_lists_a_rule_per_part_and_edits_each_before_keeping_them() {
 /// the key bar offers "always", and `a` says why.
 #[test]
 fn always_is_not_offered_where_no_rule_can_allow_the_call() {
-    let mut h = H::new();
-    h.send("Reset a file");
+    let mut h = H::sending("Reset a file");
     ask_command(
         &mut h,
         "c2",
@@ -558,8 +556,7 @@ fn always_is_not_offered_where_no_rule_can_allow_the_call() {
 
 #[test]
 fn the_queue_panel_drops_a_message_once_it_is_sent() {
-    let mut h = H::new();
-    h.send("Explain it");
+    let mut h = H::sending("Explain it");
     h.submit("then this");
     has(&h.screen(), "1. next  then this");
     h.completed();
@@ -576,9 +573,8 @@ fn the_queue_panel_drops_a_message_once_it_is_sent() {
 
 #[test]
 fn ctrl_c_cancels_first_and_quits_second() {
-    let mut h = H::new();
-    h.send("Long one");
-    h.ev(TurnEvent::TextDelta("Once upon".into()));
+    let mut h = H::sending("Long one");
+    h.delta("Once upon");
     h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
     h.took(TurnEffect::Command(TurnCommand::Cancel));
     assert!(!h.app.quit);
@@ -589,9 +585,8 @@ fn ctrl_c_cancels_first_and_quits_second() {
 
 #[test]
 fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
-    let mut h = H::new();
-    h.send("Background please");
-    h.ev(TurnEvent::TextDelta("working on it".into()));
+    let mut h = H::sending("Background please");
+    h.delta("working on it");
     h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
     has(&h.screen(), "The turn keeps running");
     h.key(KeyCode::Char('y'));
@@ -612,8 +607,7 @@ fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
 
 #[test]
 fn a_failed_turn_says_why_in_the_status_line() {
-    let mut h = H::new();
-    h.send("Hi");
+    let mut h = H::sending("Hi");
     h.finished(FinishReason::Failed {
         code: FailCode::Auth,
         message: "the provider refused the API key (401)".into(),
@@ -624,8 +618,7 @@ fn a_failed_turn_says_why_in_the_status_line() {
 
 #[test]
 fn a_failed_mcp_server_stays_on_the_status_line() {
-    let mut h = H::new();
-    h.send("Hi");
+    let mut h = H::sending("Hi");
     h.ev(TurnEvent::Warning {
         code: WarningCode::McpServerFailed,
         message: "MCP server `docs`: cannot start `docs-server`: not found".into(),
@@ -709,7 +702,6 @@ fn no_provider_disables_sending_with_the_reason() {
 #[test]
 fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     let env = Env::new();
-    let loc = env.location();
     let rt = env.sessions();
     let s = rt.new_session(NewSession::default()).unwrap();
     let mut a = NewMessage::text(Role::Assistant, "");
@@ -726,21 +718,9 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         &AppendMeta::default(),
     )
     .unwrap();
-    let root = loc.root().display().to_string();
-    let (mut app, jobs) = App::new(AppOptions {
-        resume: Some(s.id.clone()),
-        ..options(&root, env.tmp.path(), (100, 30), NOW)
+    let mut h = H::resume(env, rt, s.id, (100, 30), |app| {
+        app.conv.set_provider(Ok("m".into()));
     });
-    app.conv.set_provider(Ok("m".into()));
-    let mut h = H {
-        app,
-        rt,
-        id: s.id,
-        root,
-        turns: Vec::new(),
-        env,
-    };
-    h.run(jobs);
     let screen = h.screen();
     has(&screen, "! write_file  x.txt  · interrupted");
     assert!(screen.contains("Ctrl-R rerun"), "{screen}");
@@ -872,10 +852,10 @@ fn at_path_completes_workspace_files() {
 fn scrolled_up_the_view_stays_put_and_says_new_output_arrived() {
     let mut h = H::with_messages(40);
     h.send("Go on");
-    h.ev(TurnEvent::TextDelta("first words".into()));
+    h.delta("first words");
     has(&h.screen(), "first words");
     h.key(KeyCode::PageUp);
-    h.ev(TurnEvent::TextDelta(" and more".into()));
+    h.delta(" and more");
     let s = h.screen();
     assert!(s.contains("↓ new output"), "{s}");
     assert!(!s.contains("first words and more"), "{s}");
@@ -890,11 +870,8 @@ fn scrolled_up_the_view_stays_put_and_says_new_output_arrived() {
 
 #[test]
 fn hostile_model_and_tool_text_is_drawn_inert() {
-    let mut h = H::new();
-    h.send("hi");
-    h.ev(TurnEvent::TextDelta(
-        "evil \x1b]0;pwned\x07 \x1b[2J text".into(),
-    ));
+    let mut h = H::sending("hi");
+    h.delta("evil \x1b]0;pwned\x07 \x1b[2J text");
     tool(
         &mut h,
         "x1",
@@ -1040,8 +1017,7 @@ fn typing_never_answers_a_waiting_approval() {
 
 #[test]
 fn a_key_as_the_card_appears_and_typing_into_it_do_not_answer() {
-    let mut h = H::new();
-    h.send("Edit it");
+    let mut h = H::sending("Edit it");
     // The user types the next message while the turn runs; the card appears mid-word.
     h.chars("he");
     edit_asks(&mut h);
@@ -1119,9 +1095,8 @@ fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
 
 #[test]
 fn a_cancelled_reply_is_headed_cancelled_not_error() {
-    let mut h = H::new();
-    h.send("Tell me a story");
-    h.ev(TurnEvent::TextDelta("Once upon".into()));
+    let mut h = H::sending("Tell me a story");
+    h.delta("Once upon");
     h.key(KeyCode::Esc);
     // What the runtime stores for a reply cancelled mid-stream.
     let mut m = NewMessage::text(Role::Assistant, "Once upon");
@@ -1136,16 +1111,8 @@ fn a_cancelled_reply_is_headed_cancelled_not_error() {
 
 #[test]
 fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
-    let mut h = H::new();
-    h.send("Run the tests");
-    tool(
-        &mut h,
-        "c1",
-        "run_command",
-        r#"{"command":"sleep 30"}"#,
-        ToolKind::Command,
-        "sleep 30",
-    );
+    let mut h = H::sending("Run the tests");
+    command(&mut h, "c1", "sleep 30");
     h.app.now_ms += 5_400;
     h.key(KeyCode::Esc);
     h.took(TurnEffect::Command(TurnCommand::Cancel));
@@ -1184,18 +1151,10 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
     assert_eq!(h.app.conv.composer().text(), "Earlier message 2");
     h.key(KeyCode::Down);
     assert_eq!(h.app.conv.composer().text(), "");
-    let user = |rt: &Sessions, id: &str, text: &str| {
-        rt.append(
-            id,
-            &[NewMessage::text(Role::User, text)],
-            &AppendMeta::default(),
-        )
-        .unwrap();
-    };
     // Another session of the workspace, newer than this one's messages.
     let other = crate::support::titled(&h.rt, "Other");
-    user(&h.rt, &other.id, "from the other session");
-    user(&h.rt, &other.id, "newest in the other session");
+    user_says(&h.rt, &other.id, "from the other session");
+    user_says(&h.rt, &other.id, "newest in the other session");
     // A plan step's prompt (a child session that is not a fork) is not something typed.
     let step =
         h.rt.new_session(NewSession {
@@ -1204,7 +1163,7 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
             ..NewSession::default()
         })
         .unwrap();
-    user(&h.rt, &step.id, "Do step a of the plan");
+    user_says(&h.rt, &step.id, "Do step a of the plan");
     // As after a restart: the conversation is opened again, the editor's memory is empty.
     h.key(KeyCode::Esc);
     h.key(KeyCode::Enter);
@@ -1231,9 +1190,8 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
 
 #[test]
 fn a_background_turn_shows_live_in_the_detail_pane() {
-    let mut h = H::new();
-    h.send("Background please");
-    h.ev(TurnEvent::TextDelta("working on it".into()));
+    let mut h = H::sending("Background please");
+    h.delta("working on it");
     h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
     h.key(KeyCode::Char('y'));
     assert_eq!(h.app.screen, Screen::Browse);
@@ -1242,7 +1200,7 @@ fn a_background_turn_shows_live_in_the_detail_pane() {
     assert!(s.contains("Background please"), "{s}");
     assert!(s.contains("working on it"), "{s}");
     // …and goes on streaming without Enter.
-    h.ev(TurnEvent::TextDelta(", nearly there".into()));
+    h.delta(", nearly there");
     let s = h.screen();
     assert!(s.contains("working on it, nearly there"), "{s}");
 }
@@ -1263,8 +1221,7 @@ fn a_long_failure_is_wrapped_whole_not_cut() {
 
 #[test]
 fn a_card_says_which_rule_let_its_call_run() {
-    let mut h = H::new();
-    h.send("Build it");
+    let mut h = H::sending("Build it");
     tool(
         &mut h,
         "m1",
@@ -1426,8 +1383,7 @@ fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
 #[test]
 fn an_edit_card_counts_the_diagnostics_its_result_carried() {
     use neocode::runtime::extensions::lsp::{DiagnosticItem, DiagnosticReport};
-    let mut h = H::new();
-    h.send("Make total a string");
+    let mut h = H::sending("Make total a string");
     let args = r#"{"path":"calc.py","old_string":"add(1, 2)","new_string":"add(1, \"two\")"}"#;
     tool(&mut h, "e1", "edit_file", args, ToolKind::Edit, "calc.py");
     let item = |line: u32, severity: &str| DiagnosticItem {

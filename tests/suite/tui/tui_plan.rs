@@ -9,16 +9,16 @@ use std::time::{Duration, Instant};
 
 use crate::support::agent::Env;
 use crate::support::steps_requested;
-use crate::support::tui::{Keys, options};
+use crate::support::tui::{Keys, agent_info, resumed};
+use crate::support::tui_flows::user_says;
 use crossterm::event::KeyCode;
 use neocode::runtime::Sessions;
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
-use neocode::session::{AppendMeta, NewMessage, Role, StepStatus};
+use neocode::session::StepStatus;
 use neocode::testkit::scripted::{Reply, ScriptedServer};
-use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
+use neocode::tui::app::{App, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
-use neocode::tui::live::AgentInfo;
 use neocode::tui::views;
 use neocode::tui::{Msg, TurnLink};
 use serde_json::json;
@@ -82,29 +82,14 @@ impl H {
         let env = Env::new("sk-tui-plan-KEY", "");
         let rt = env.sessions();
         let s = crate::support::titled(&rt, "Printer work");
-        rt.append(
-            &s.id,
-            &[NewMessage::text(Role::User, "Earlier question")],
-            &AppendMeta::default(),
-        )
-        .unwrap();
+        user_says(&rt, &s.id, "Earlier question");
         let srv = ScriptedServer::start(script).unwrap();
         let agent = env.agent(&srv);
         let (tx, rx) = channel();
         let link = TurnLink::with_agent(tx, agent);
         let root = env.workdir.display().to_string();
-        let (mut app, jobs) = App::new(AppOptions {
-            resume: Some(s.id.clone()),
-            ..options(&root, &env.workdir, (100, 34), NOW)
-        });
-        app.conv.set_agent(AgentInfo {
-            provider: Ok("test-model".into()),
-            window: Some(100_000),
-            policy: ApprovalPolicy::Ask,
-            sandbox: "on".into(),
-            sandbox_on: true,
-            mcp_failed: Vec::new(),
-        });
+        let (mut app, jobs) = resumed(&root, &env.workdir, &s.id, (100, 34), NOW);
+        app.conv.set_agent(agent_info("test-model"));
         let mut h = H {
             app,
             rt,

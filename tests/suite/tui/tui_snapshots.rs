@@ -5,13 +5,15 @@
 
 use crate::support::Env;
 use crate::support::text::has;
+use crate::support::titled;
+use crate::support::tui_flows::user_says;
 use std::path::PathBuf;
 
 use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{
-    AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, SessionHeader, StateUpdate, ToolCall,
+    AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, StateUpdate, ToolCall,
 };
 use neocode::tui::app::{App, Overlay, PAGE, Screen, Tab, WINDOW, run_inline};
 use neocode::tui::effect::Effect;
@@ -103,25 +105,6 @@ impl H {
         self.chars(keys);
         self.screen()
     }
-}
-
-/// A new session titled `title`.
-fn titled(rt: &Sessions, title: &str) -> SessionHeader {
-    rt.new_session(NewSession {
-        title: title.into(),
-        ..NewSession::default()
-    })
-    .unwrap()
-}
-
-/// The user's message `text`, appended to session `id`.
-fn user_says(rt: &Sessions, id: &str, text: &str) {
-    rt.append(
-        id,
-        &[NewMessage::text(Role::User, text)],
-        &AppendMeta::default(),
-    )
-    .unwrap();
 }
 
 /// `n` sessions titled `session 000`, `session 001`, ...

@@ -97,8 +97,7 @@ fn an_opened_sub_agent_is_steered_through_its_queue_and_esc_cancels_it_not_the_p
 
 #[test]
 fn ctrl_t_without_sub_agents_says_so() {
-    let mut h = H::new();
-    h.send("Hello");
+    let mut h = H::sending("Hello");
     h.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
     assert!(matches!(h.app.overlay, Overlay::None));
     has(&h.screen(), "No sub-agent runs in this turn");
