@@ -36,6 +36,13 @@ pub(crate) fn answers(texts: &[&str]) -> Vec<Reply> {
     texts.iter().map(|t| Reply::text(t)).collect()
 }
 
+/// Writes `text` to `path`, creating the folders it needs.
+pub(crate) fn write_file(path: impl AsRef<Path>, text: &str) {
+    let path = path.as_ref();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// The user's message `text`, appended to session `id`.
 pub(crate) fn user_says(rt: &Sessions, id: &str, text: &str) {
     rt.append(

@@ -11,11 +11,7 @@ use neocode::tui::app::SLASH_COMMANDS;
 use neocode::tui::effect::TurnEffect;
 
 use super::tui_live::H;
-
-fn write(path: std::path::PathBuf, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::tui_flows::write_file;
 
 /// The commands the TUI finds at start for `h`'s workspace, given to its conversation.
 fn load(h: &mut H) {
@@ -28,11 +24,11 @@ fn load(h: &mut H) {
 fn with_commands() -> H {
     let h = H::new();
     let loc = h.env.location();
-    write(
+    write_file(
         loc.home.join("commands/explain.md"),
         "---\ndescription: Explain code simply\nargument-hint: TOPIC\n---\nExplain $ARGUMENTS simply.\n",
     );
-    write(
+    write_file(
         loc.root().join(".claude/commands/review.md"),
         "---\ndescription: Review a folder\nargument-hint: PATH [FOCUS]\n---\nReview $1, $2 first.\n",
     );
@@ -110,23 +106,23 @@ fn a_path_typed_as_the_message_is_sent_not_run() {
 fn an_enabled_plugins_commands_are_in_the_completion_with_its_prefix() {
     let mut h = H::new();
     let loc = h.env.location();
-    write(
+    write_file(
         loc.home
             .join("plugins/review-kit/.claude-plugin/plugin.json"),
         r#"{"name": "review-kit", "version": "1.0.0"}"#,
     );
-    write(
+    write_file(
         loc.home.join("plugins/review-kit/commands/review.md"),
         "---\ndescription: Review a folder\nargument-hint: PATH\n---\nReview $1.\n",
     );
-    write(
+    write_file(
         loc.home.join("plugins.toml"),
         "[plugins.review-kit]\nenabled = false\nsource = \"./review-kit\"\n",
     );
     load(&mut h);
     h.chars("/review-kit");
     assert!(!h.screen().contains("/review-kit:review"), "{}", h.screen());
-    write(
+    write_file(
         loc.home.join("plugins.toml"),
         "[plugins.review-kit]\nenabled = true\nsource = \"./review-kit\"\n",
     );

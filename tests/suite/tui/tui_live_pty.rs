@@ -9,9 +9,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::pty::Pty;
-use crate::support::tui_flows::answers;
+use crate::support::tui_flows::{answers, write_file};
 use neocode::session::{ListQuery, Message, Status};
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use std::path::PathBuf;
 
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -19,6 +20,16 @@ fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
         assert!(start.elapsed() < Duration::from_secs(30), "never: {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The home's settings file made a FIFO: loading the settings blocks until it is written.
+fn settings_fifo(env: &Env) -> PathBuf {
+    std::fs::create_dir_all(&env.home).unwrap();
+    let config = env.home.join("config.toml");
+    let c = std::ffi::CString::new(config.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    config
 }
 
 #[test]
@@ -195,14 +206,9 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
 fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     use std::io::Write;
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    // The settings file is a FIFO: loading the settings blocks until the test writes it.
-    let config = home.join("config.toml");
-    let c = std::ffi::CString::new(config.to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string; mkfifo only creates the node.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::fs::create_dir_all(&env.workdir).unwrap();
+    // Loading the settings blocks until the test writes them.
+    let config = settings_fifo(&env);
     let srv =
         ScriptedServer::start(vec![Reply::text("Answered after the settings came.")]).unwrap();
     let mut pty = env.compose(&srv, 40, 120);
@@ -233,12 +239,8 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
 #[test]
 fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     let env = Env::new();
-    let home = env.home.clone();
-    std::fs::create_dir_all(&home).unwrap();
-    // The settings never come: the file is a FIFO nobody writes.
-    let c = std::ffi::CString::new(home.join("config.toml").to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string; mkfifo only creates the node.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // The settings never come: nobody writes the FIFO.
+    settings_fifo(&env);
     let srv = ScriptedServer::start(vec![Reply::text("never asked")]).unwrap();
     let mut pty = env.compose(&srv, 40, 120);
     pty.press("a message", "a message");
@@ -367,18 +369,14 @@ fn a_retry_shows_in_the_status_line_while_it_waits() {
 fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
-    std::fs::create_dir_all(ws.join(".neocode")).unwrap();
-    std::fs::write(
+    write_file(
         ws.join(".neocode/permissions.toml"),
         "allow = [\"run_command(cargo test *)\"]\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
+    );
+    write_file(
         home.join("config.toml"),
         "[permissions]\ndeny = [\"read_file(.env)\"]\n",
-    )
-    .unwrap();
+    );
     std::fs::write(ws.join("a.tmp"), "x").unwrap();
     env.trust_workspace();
     let (_srv, mut pty) = env.chat(
@@ -442,15 +440,13 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
         "Again from the err profile.",
     ]))
     .unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
+    write_file(
         home.join("config.toml"),
-        format!(
+        &format!(
             "[providers.err]\nbase_url = \"{}\"\nmodel = \"err-model\"\n",
             profiled.base_url()
         ),
-    )
-    .unwrap();
+    );
     let env_base = from_env.base_url();
     let vars = [
         ("NEOCODE_BASE_URL", env_base.as_str()),
@@ -595,15 +591,13 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
 fn a_hook_denial_reads_denied_once_not_as_an_error_three_times() {
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
-    std::fs::create_dir_all(&home).unwrap();
     // The user's own hook (no reason on stderr): it denies every command.
-    std::fs::write(
+    write_file(
         home.join("hooks.json"),
-        serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "run_command", "hooks": [
+        &serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "run_command", "hooks": [
             {"type": "command", "command": "test guard-marker && exit 2"}]}]}})
         .to_string(),
-    )
-    .unwrap();
+    );
     let (_srv, mut pty) = env.chat(
         vec![
             Reply::tool_calls(&[("c1", "run_command", r#"{"command":"touch ran.txt"}"#)]),
