@@ -21,8 +21,10 @@ fn load(h: &mut H) {
     h.app.conv.set_commands(found);
 }
 
-fn with_commands() -> H {
-    let h = H::new();
+/// A conversation on a workspace with a custom command in the home and one in the workspace,
+/// the workspace `trusted` or not, the commands found as at start.
+fn with_commands(trusted: bool) -> H {
+    let mut h = H::new();
     let loc = h.env.location();
     write_file(
         loc.home.join("commands/explain.md"),
@@ -32,14 +34,16 @@ fn with_commands() -> H {
         loc.root().join(".claude/commands/review.md"),
         "---\ndescription: Review a folder\nargument-hint: PATH [FOCUS]\n---\nReview $1, $2 first.\n",
     );
+    if trusted {
+        trust::trust(&h.env.home, &h.env.workdir).unwrap();
+    }
+    load(&mut h);
     h
 }
 
 #[test]
 fn the_completion_lists_custom_commands_with_description_and_hint() {
-    let mut h = with_commands();
-    trust::trust(&h.env.home, &h.env.workdir).unwrap();
-    load(&mut h);
+    let mut h = with_commands(true);
     h.chars("/");
     let s = h.screen();
     assert!(
@@ -60,8 +64,7 @@ fn the_completion_lists_custom_commands_with_description_and_hint() {
 
 #[test]
 fn untrusted_workspace_commands_are_not_offered() {
-    let mut h = with_commands();
-    load(&mut h);
+    let mut h = with_commands(false);
     h.chars("/");
     let s = h.screen();
     assert!(s.contains("/explain"), "{s}");
@@ -74,9 +77,7 @@ fn untrusted_workspace_commands_are_not_offered() {
 
 #[test]
 fn enter_sends_the_expanded_prompt() {
-    let mut h = with_commands();
-    trust::trust(&h.env.home, &h.env.workdir).unwrap();
-    load(&mut h);
+    let mut h = with_commands(true);
     h.submit("/review src/ \"error handling\"");
     h.took(TurnEffect::Start {
         session_id: Some(h.id.clone()),

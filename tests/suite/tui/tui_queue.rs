@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::support::Env;
-use crate::support::pty::Pty;
+use crate::support::pty::{Envs, Pty};
 use crate::support::tui_flows::{Kept, approve, demo_conversation};
 use neocode::session::Role;
 
@@ -22,6 +22,14 @@ fn said_hello(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf)
     let (mut pty, tmp) = demo_conversation(env, pace_ms, more);
     pty.press("hello\r", "Hello from the demo model");
     (pty, tmp)
+}
+
+/// [`said_hello`], then `text` typed and Enter while the turn still runs: queued (the panel
+/// shows it); the screen then.
+fn queued_behind_hello(env: &Env, pace_ms: &str, more: Envs, text: &str) -> (Pty, PathBuf, String) {
+    let (mut pty, tmp) = said_hello(env, pace_ms, more);
+    let s = pty.press(&format!("{text}\r"), "Queued (1)");
+    (pty, tmp, s)
 }
 
 /// The kept session opened again: the queued "show me test.sh" goes out by itself, once.
@@ -37,9 +45,8 @@ fn resumed_sends_the_queue(kept: &Kept) {
 #[test]
 fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn() {
     let env = Env::new();
-    let (mut pty, tmp) = said_hello(&env, "40", &[]);
     // Still streaming: Enter queues instead of refusing.
-    let s = pty.press("run the tests\r", "Queued (1)");
+    let (mut pty, tmp, s) = queued_behind_hello(&env, "40", &[], "run the tests");
     assert!(s.contains("1. next  run the tests"), "{s}");
     assert!(!s.contains("You  #3"), "not sent during the turn:\n{s}");
     let kept = Kept::find(&tmp, "hello");
@@ -88,8 +95,7 @@ fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
 #[test]
 fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
     let env = Env::new();
-    let (mut pty, tmp) = said_hello(&env, "200", &[]);
-    pty.press("show me test.sh\r", "Queued (1)");
+    let (pty, tmp, _) = queued_behind_hello(&env, "200", &[], "show me test.sh");
     // Killed mid-turn: nothing is said, nothing is cleaned up.
     drop(pty);
     let kept = Kept::find(&tmp, "hello");
@@ -107,8 +113,7 @@ fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
 #[test]
 fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     let env = Env::new();
-    let (mut pty, tmp) = said_hello(&env, "60", &[]);
-    pty.press("run the tests\r", "Queued (1)");
+    let (mut pty, tmp, _) = queued_behind_hello(&env, "60", &[], "run the tests");
     let s = pty.press("\x05", "Back in the editor");
     assert!(!s.contains("Queued ("), "{s}");
     assert!(
@@ -161,8 +166,7 @@ fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
 #[test]
 fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued() {
     let env = Env::new();
-    let (mut pty, tmp) = said_hello(&env, "40", PAUSED);
-    pty.press("show me test.sh\r", "Queued (1)");
+    let (mut pty, tmp, _) = queued_behind_hello(&env, "40", PAUSED, "show me test.sh");
     // The first turn ends, the queued one starts and stops before its message is stored.
     pty.wait_for("Sending the next queued message");
     std::thread::sleep(Duration::from_millis(1500));
