@@ -1,6 +1,7 @@
-//! Flows the TUI's terminal tests share: a new conversation on a scripted model, what the user
-//! said read back from the store, and `neocode demo --keep` (started, its conversation opened,
-//! the demo it kept found, opened and resumed).
+//! Flows the TUI's tests share: a new conversation on a scripted model, what the user said
+//! written to and read back from the store, files written under a home or workspace, and
+//! `neocode demo --keep` (started, its conversation opened, the demo it kept found, opened and
+//! resumed).
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
