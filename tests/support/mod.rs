@@ -15,6 +15,7 @@ pub(crate) mod pty;
 pub(crate) mod rerun;
 pub(crate) mod text;
 pub(crate) mod tui;
+pub(crate) mod tui_flows;
 
 pub(crate) use env::Env;
 pub(crate) use process::Succeeds;

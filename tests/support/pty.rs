@@ -199,12 +199,23 @@ impl Pty {
         self.keys("\r");
     }
 
+    /// Types `keys`, then waits until the screen shows `what`; the screen then.
+    pub(crate) fn press(&mut self, keys: &str, what: &str) -> String {
+        self.keys(keys);
+        self.wait_for(what)
+    }
+
+    /// Waits for `answer`, then for the turn's end (`Done in`); the screen at the end.
+    pub(crate) fn answered(&self, answer: &str) -> String {
+        self.wait_for(answer);
+        self.wait_for("Done in")
+    }
+
     /// Sends `text` and waits for `answer`, then for the turn's end (`Done in`); the screen
     /// at the end.
     pub(crate) fn exchange(&mut self, text: &str, answer: &str) -> String {
         self.submit(text);
-        self.wait_for(answer);
-        self.wait_for("Done in")
+        self.answered(answer)
     }
 
     /// A card's one-key answer as a person gives it: after a look at the card, alone.

@@ -4,8 +4,10 @@
 use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use neocode::runtime::config::ApprovalPolicy;
 use neocode::tui::app::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, App, AppOptions};
 use neocode::tui::effect::Effect;
+use neocode::tui::live::AgentInfo;
 use neocode::tui::theme::Theme;
 
 /// Options for an app on the workspace `root` (also the workdir new sessions record), writing
@@ -19,6 +21,33 @@ pub(crate) fn options(root: &str, export_dir: &Path, size: (u16, u16), now_ms: i
         size,
         now_ms,
         resume: None,
+    }
+}
+
+/// [`options`] resuming session `id`: the app, and the jobs it starts with.
+pub(crate) fn resumed(
+    root: &str,
+    export_dir: &Path,
+    id: &str,
+    size: (u16, u16),
+    now_ms: i64,
+) -> (App, Vec<Effect>) {
+    App::new(AppOptions {
+        resume: Some(id.to_string()),
+        ..options(root, export_dir, size, now_ms)
+    })
+}
+
+/// The agent as the app learns it once the settings load: `provider`'s model with a 100k
+/// window, the `ask` policy, the sandbox on, every MCP server up.
+pub(crate) fn agent_info(provider: &str) -> AgentInfo {
+    AgentInfo {
+        provider: Ok(provider.into()),
+        window: Some(100_000),
+        policy: ApprovalPolicy::Ask,
+        sandbox: "on".into(),
+        sandbox_on: true,
+        mcp_failed: Vec::new(),
     }
 }
 

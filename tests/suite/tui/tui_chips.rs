@@ -8,20 +8,9 @@
 use crate::support::text::has;
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Part, Role};
-use neocode::tui::effect::TurnEffect;
 
 use super::tui_live::H;
 use crate::support::tui::Keys;
-
-/// The text of the turn the last Enter started.
-fn started_text(h: &mut H) -> String {
-    match h.turns.pop() {
-        Some(TurnEffect::Start {
-            text: Some(text), ..
-        }) => text,
-        other => panic!("no turn started: {other:?}"),
-    }
-}
 
 #[test]
 fn an_at_file_is_a_one_line_chip_whose_text_shows_on_expand() {
@@ -35,7 +24,7 @@ fn an_at_file_is_a_one_line_chip_whose_text_shows_on_expand() {
     h.key(KeyCode::Tab);
     h.chars("?");
     h.key(KeyCode::Enter);
-    let sent = started_text(&mut h);
+    let sent = h.started_text();
     // The model is sent the file's text after what was typed.
     assert!(sent.starts_with("what is in @notes.txt ?\n\n[@notes.txt attached ("));
     assert!(sent.contains("line 649 of the notes file"));
@@ -46,11 +35,7 @@ fn an_at_file_is_a_one_line_chip_whose_text_shows_on_expand() {
     assert!(s.contains("650 lines · expand to read"), "{s}");
     assert!(!s.contains("line 000 of the notes file"), "{s}");
     // Stored, as the turn stores it: the transcript shows the chip too.
-    h.store_and_finish(&[
-        NewMessage::text(Role::User, sent),
-        NewMessage::text(Role::Assistant, "It holds numbered lines."),
-    ]);
-    let s = h.screen();
+    let s = h.replied(&sent, "It holds numbered lines.");
     assert!(s.contains("It holds numbered lines."), "{s}");
     assert!(s.contains("[@notes.txt attached (17.1 KiB)]"), "{s}");
     assert!(!s.contains("line 000 of the notes file"), "{s}");
@@ -89,13 +74,8 @@ fn a_hooks_context_is_a_chip_and_up_never_recalls_it() {
 
 #[test]
 fn an_empty_reply_says_so_instead_of_showing_a_blank_message() {
-    let mut h = H::new();
-    h.send("say nothing");
-    h.store_and_finish(&[
-        NewMessage::text(Role::User, "say nothing"),
-        NewMessage::text(Role::Assistant, ""),
-    ]);
-    let s = h.screen();
+    let mut h = H::sending("say nothing");
+    let s = h.replied("say nothing", "");
     let at = s.find("Assistant  #3").expect("the reply is shown");
     assert!(
         s[at..].contains("(an empty reply: the model sent no text)"),
@@ -109,8 +89,7 @@ const EDITED: &str = "edited stats.py (+1 -1 lines):\n--- a/stats.py\n+++ b/stat
 #[test]
 fn a_done_edit_card_shows_the_changed_lines_not_the_diff_headers() {
     use neocode::runtime::tools::ToolKind;
-    let mut h = H::new();
-    h.send("Bump the total");
+    let mut h = H::sending("Bump the total");
     super::tui_live::tool(
         &mut h,
         "e1",
@@ -159,9 +138,9 @@ fn a_long_message_shows_its_beginning_until_expanded() {
     h.chars("why did these finish? ");
     let e = h.app.on_paste(&log);
     h.run(e);
-    assert!(h.screen().contains("[pasted 5,000 lines · 105 KB]"));
+    has(&h.screen(), "[pasted 5,000 lines · 105 KB]");
     h.key(KeyCode::Enter);
-    let text = started_text(&mut h);
+    let text = h.started_text();
     assert_eq!(text.lines().count(), 5000);
     h.started();
     // The live cell: the beginning and how much more, not 5,000 rows.
@@ -169,11 +148,7 @@ fn a_long_message_shows_its_beginning_until_expanded() {
     assert!(s.contains("worker 0010 finished"), "{s}");
     assert!(s.contains("… 4,988 more lines · expand to read"), "{s}");
     assert!(!s.contains("worker 4999"), "{s}");
-    h.store_and_finish(&[
-        NewMessage::text(Role::User, text),
-        NewMessage::text(Role::Assistant, "They all finished in order."),
-    ]);
-    let s = h.screen();
+    let s = h.replied(&text, "They all finished in order.");
     assert!(s.contains("… 4,988 more lines · expand to read"), "{s}");
     // Expanded: all of it.
     h.expand_two_up();

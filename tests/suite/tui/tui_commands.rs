@@ -2,6 +2,7 @@
 //! description and argument hint (snapshot), a workspace's only once it is trusted, and
 //! Enter sends the prompt the command expands to.
 
+use crate::support::text::has;
 use crate::support::tui::Keys;
 use crossterm::event::KeyCode;
 use neocode::runtime::config::ApprovalPolicy;
@@ -10,11 +11,7 @@ use neocode::tui::app::SLASH_COMMANDS;
 use neocode::tui::effect::TurnEffect;
 
 use super::tui_live::H;
-
-fn write(path: std::path::PathBuf, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::tui_flows::write_file;
 
 /// The commands the TUI finds at start for `h`'s workspace, given to its conversation.
 fn load(h: &mut H) {
@@ -24,25 +21,29 @@ fn load(h: &mut H) {
     h.app.conv.set_commands(found);
 }
 
-fn with_commands() -> H {
-    let h = H::new();
+/// A conversation on a workspace with a custom command in the home and one in the workspace,
+/// the workspace `trusted` or not, the commands found as at start.
+fn with_commands(trusted: bool) -> H {
+    let mut h = H::new();
     let loc = h.env.location();
-    write(
+    write_file(
         loc.home.join("commands/explain.md"),
         "---\ndescription: Explain code simply\nargument-hint: TOPIC\n---\nExplain $ARGUMENTS simply.\n",
     );
-    write(
+    write_file(
         loc.root().join(".claude/commands/review.md"),
         "---\ndescription: Review a folder\nargument-hint: PATH [FOCUS]\n---\nReview $1, $2 first.\n",
     );
+    if trusted {
+        trust::trust(&h.env.home, &h.env.workdir).unwrap();
+    }
+    load(&mut h);
     h
 }
 
 #[test]
 fn the_completion_lists_custom_commands_with_description_and_hint() {
-    let mut h = with_commands();
-    trust::trust(&h.env.home, &h.env.workdir).unwrap();
-    load(&mut h);
+    let mut h = with_commands(true);
     h.chars("/");
     let s = h.screen();
     assert!(
@@ -63,8 +64,7 @@ fn the_completion_lists_custom_commands_with_description_and_hint() {
 
 #[test]
 fn untrusted_workspace_commands_are_not_offered() {
-    let mut h = with_commands();
-    load(&mut h);
+    let mut h = with_commands(false);
     h.chars("/");
     let s = h.screen();
     assert!(s.contains("/explain"), "{s}");
@@ -72,80 +72,58 @@ fn untrusted_workspace_commands_are_not_offered() {
     h.key(KeyCode::Backspace);
     h.submit("/review src/");
     assert!(h.turns.is_empty(), "nothing is sent: {:?}", h.turns);
-    assert!(
-        h.screen().contains("Unknown command /review"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "Unknown command /review");
 }
 
 #[test]
 fn enter_sends_the_expanded_prompt() {
-    let mut h = with_commands();
-    trust::trust(&h.env.home, &h.env.workdir).unwrap();
-    load(&mut h);
+    let mut h = with_commands(true);
     h.submit("/review src/ \"error handling\"");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Start {
-            session_id: Some(h.id.clone()),
-            text: Some("Review src/, error handling first.".into()),
-            images: Vec::new(),
-            approval: ApprovalPolicy::Ask,
-        })
-    );
-    assert!(
-        h.screen().contains("Sent /review as its prompt"),
-        "{}",
-        h.screen()
-    );
+    h.took(TurnEffect::Start {
+        session_id: Some(h.id.clone()),
+        text: Some("Review src/, error handling first.".into()),
+        images: Vec::new(),
+        approval: ApprovalPolicy::Ask,
+    });
+    has(&h.screen(), "Sent /review as its prompt");
 }
 
 #[test]
 fn init_sends_the_agents_md_prompt() {
     let mut h = H::new();
     h.submit("/init");
-    match h.turns.pop() {
-        Some(TurnEffect::Start {
-            text: Some(text), ..
-        }) => assert!(text.starts_with("Write or update AGENTS.md"), "{text}"),
-        other => panic!("not a turn: {other:?}"),
-    }
+    let text = h.started_text();
+    assert!(text.starts_with("Write or update AGENTS.md"), "{text}");
 }
 
 #[test]
 fn a_path_typed_as_the_message_is_sent_not_run() {
     let mut h = H::new();
     h.submit("/etc/hosts: what is it?");
-    match h.turns.pop() {
-        Some(TurnEffect::Start {
-            text: Some(text), ..
-        }) => assert_eq!(text, "/etc/hosts: what is it?"),
-        other => panic!("not a turn: {other:?}"),
-    }
+    assert_eq!(h.started_text(), "/etc/hosts: what is it?");
 }
 
 #[test]
 fn an_enabled_plugins_commands_are_in_the_completion_with_its_prefix() {
     let mut h = H::new();
     let loc = h.env.location();
-    write(
+    write_file(
         loc.home
             .join("plugins/review-kit/.claude-plugin/plugin.json"),
         r#"{"name": "review-kit", "version": "1.0.0"}"#,
     );
-    write(
+    write_file(
         loc.home.join("plugins/review-kit/commands/review.md"),
         "---\ndescription: Review a folder\nargument-hint: PATH\n---\nReview $1.\n",
     );
-    write(
+    write_file(
         loc.home.join("plugins.toml"),
         "[plugins.review-kit]\nenabled = false\nsource = \"./review-kit\"\n",
     );
     load(&mut h);
     h.chars("/review-kit");
     assert!(!h.screen().contains("/review-kit:review"), "{}", h.screen());
-    write(
+    write_file(
         loc.home.join("plugins.toml"),
         "[plugins.review-kit]\nenabled = true\nsource = \"./review-kit\"\n",
     );

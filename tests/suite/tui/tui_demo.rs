@@ -2,106 +2,30 @@
 //! a real turn on the demo workspace: streamed text, a `read_file`, an `edit_file` whose diff
 //! waits for approval, `run_command` of the tests, and a plan run.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::support::Env;
-use crate::support::pty::Pty;
 use crate::support::text::has;
-use neocode::runtime::{Location, Sessions};
-use neocode::session::{ListQuery, Role, WorkspacePaths};
-
-/// The one demo folder `neocode demo --keep` left under `tmp`.
-pub(super) fn kept_demo(tmp: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(tmp)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("neocode-demo-"))
-        })
-        .collect();
-    assert_eq!(dirs.len(), 1, "one kept demo folder in {}", tmp.display());
-    dirs[0].clone()
-}
-
-/// Waits for the approval card, lets the quiet moment pass, answers `y`.
-pub(super) fn approve(pty: &mut Pty, what: &str) -> String {
-    let s = pty.wait_for(what);
-    std::thread::sleep(Duration::from_millis(700));
-    pty.keys("y");
-    s
-}
-
-/// The kept demo's sessions, and its home and workspace.
-pub(super) fn demo_sessions(dir: &Path) -> (Sessions, PathBuf, PathBuf) {
-    let ws = dir.join("workspace");
-    let home = dir.join("home");
-    let loc = Location {
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        home: home.clone(),
-    };
-    (Sessions::open(&loc).unwrap(), home, ws)
-}
-
-/// `neocode demo --keep` with its temp folder under the test's, the demo model at `pace_ms`
-/// a piece and `more` in its environment; the folder it is kept in.
-pub(super) fn spawn_demo_with(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf) {
-    let tmp = env.home.parent().unwrap().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let tmp_s = tmp.to_string_lossy().into_owned();
-    let mut envs = vec![
-        ("TMPDIR", tmp_s.as_str()),
-        ("NEOCODE_DEMO_PACE_MS", pace_ms),
-    ];
-    envs.extend_from_slice(more);
-    let pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
-    pty.wait_for("13 sessions");
-    (pty, tmp)
-}
-
-/// [`spawn_demo_with`], then a new conversation on the demo model.
-pub(super) fn demo_conversation(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf) {
-    let (mut pty, tmp) = spawn_demo_with(env, pace_ms, more);
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
-    (pty, tmp)
-}
-
-/// The kept demo's session `id` opened again in the TUI (the demo model kept, at full pace).
-pub(super) fn resume_demo(home: &Path, ws: &Path, id: &str) -> Pty {
-    Pty::spawn(
-        home,
-        ws,
-        &["--resume", id],
-        &[("NEOCODE_DEMO_PACE_MS", "2")],
-        40,
-        120,
-    )
-}
+use crate::support::tui_flows::{Kept, approve, demo_chat, demo_conversation, demo_keep};
+use neocode::session::Role;
 
 #[test]
 fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_tests() {
     let env = Env::new();
-    let tmp = env.home.parent().unwrap().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let tmp_s = tmp.to_string_lossy().into_owned();
     // No provider configured at all: the demo needs none (a base URL that would refuse
     // connections proves nothing is dialled).
     let envs = [
-        ("TMPDIR", tmp_s.as_str()),
         ("NEOCODE_BASE_URL", "http://127.0.0.1:9/v1"),
         ("NEOCODE_MODEL", "not-used"),
         ("NEOCODE_DEMO_PACE_MS", "2"),
     ];
-    let mut pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
+    let (mut pty, tmp) = demo_keep(&env, &envs);
     let s = pty.wait_for("13 sessions");
     assert!(
         s.contains("Demo model (scripted, no network): press n"),
         "said at once:\n{s}"
     );
-    pty.keys("n");
-    let s = pty.wait_for("demo model — scripted, no network");
+    let s = pty.press("n", "demo model — scripted, no network");
     assert!(!s.contains("no model"), "{s}");
     pty.keys("fix the bug\r");
 
@@ -131,57 +55,36 @@ fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_test
     );
 
     // The edit is on disk and the tests pass there; the turn is stored with the demo model.
-    let dir = kept_demo(&tmp);
-    let ws = dir.join("workspace");
-    let greet = std::fs::read_to_string(ws.join("greet.sh")).unwrap();
+    let kept = Kept::find(&tmp, "fix the bug");
+    let greet = std::fs::read_to_string(kept.ws.join("greet.sh")).unwrap();
     assert!(greet.contains("echo \"Hello, $name!\""), "{greet}");
-    let home = dir.join("home");
-    let loc = Location {
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        home,
-    };
-    let sessions = Sessions::open(&loc).unwrap();
-    let items = sessions.list(&ListQuery::default()).unwrap().items;
-    let s = items
-        .iter()
-        .find(|s| s.title == "fix the bug")
-        .expect("the demo turn's session");
+    let s = kept.sessions.header(&kept.id).unwrap();
     assert_eq!(s.model, "demo model — scripted, no network");
     assert_eq!(s.provider, "demo");
-    let msgs = sessions.messages(&s.id, 0, i64::MAX).unwrap();
+    let msgs = kept.sessions.messages(&kept.id, 0, i64::MAX).unwrap();
     let ran = msgs
         .iter()
         .any(|m| m.role == Role::Tool && m.text().contains("2 passed"));
     assert!(ran, "the run_command result is stored");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn the_at_picker_ranks_files_fuzzily_inserts_the_chosen_one_and_attaches_its_text() {
     let env = Env::new();
     let (mut pty, tmp) = demo_conversation(&env, "2", &[]);
-    pty.keys("explain @tst");
-    let s = pty.wait_for("@ files: ↑↓ choose");
+    let s = pty.press("explain @tst", "@ files: ↑↓ choose");
     assert!(s.contains(" @test.sh"), "{s}");
     assert!(!s.contains(" @greet.sh"), "only matches are listed:\n{s}");
-    pty.keys("\r");
-    let s = pty.wait_for("┃explain @test.sh");
+    let s = pty.press("\r", "┃explain @test.sh");
     assert!(!s.contains("@ files:"), "the picker closed:\n{s}");
-    pty.keys("\r");
-    let s = pty.wait_for("Done in");
+    let s = pty.press("\r", "Done in");
     assert!(
         s.contains("test.sh ("),
         "the demo model read the typed words:\n{s}"
     );
     pty.quit();
-    let dir = kept_demo(&tmp);
-    let (sessions, _, _) = demo_sessions(&dir);
-    let items = sessions.list(&ListQuery::default()).unwrap().items;
-    let s = items
-        .iter()
-        .find(|s| s.title.starts_with("explain @test.sh"))
-        .expect("the session");
-    let msgs = sessions.messages(&s.id, 0, i64::MAX).unwrap();
+    let kept = Kept::find_by(&tmp, |t| t.starts_with("explain @test.sh"));
+    let msgs = kept.sessions.messages(&kept.id, 0, i64::MAX).unwrap();
     let sent = msgs[0].text();
     assert!(sent.starts_with("explain @test.sh"), "{sent}");
     assert!(
@@ -192,7 +95,6 @@ fn the_at_picker_ranks_files_fuzzily_inserts_the_chosen_one_and_attaches_its_tex
         sent.contains("check Ada \"Hello, Ada!\""),
         "the file's text: {sent}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -212,22 +114,11 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tmp = env.home.parent().unwrap().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let tmp_s = tmp.to_string_lossy().into_owned();
     let script_s = script.to_string_lossy().into_owned();
-    let envs = [
-        ("TMPDIR", tmp_s.as_str()),
-        ("VISUAL", ""),
-        ("EDITOR", script_s.as_str()),
-    ];
-    let mut pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
-    pty.wait_for("13 sessions");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let envs = [("VISUAL", ""), ("EDITOR", script_s.as_str())];
+    let (mut pty, tmp) = demo_chat(&env, &envs);
     pty.keys("my draft");
-    pty.keys("\x07");
-    let s = pty.wait_for("The message is back from the editor");
+    let s = pty.press("\x07", "The message is back from the editor");
     assert_eq!(std::fs::read_to_string(&seen).unwrap(), "my draft");
     has(&s, "┃hello");
     has(&s, "┃from the editor");
@@ -235,19 +126,11 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
     has(&s, " neocode ");
     has(&s, "demo model — scripted");
     // And keys are the TUI's again: the edited draft is sent.
-    pty.keys("\r");
-    pty.wait_for("Done in");
+    pty.press("\r", "Done in");
     pty.quit();
-    let demo = kept_demo(&tmp);
-    let (sessions, _, _) = demo_sessions(&demo);
-    let items = sessions.list(&ListQuery::default()).unwrap().items;
-    let s = items
-        .iter()
-        .find(|s| s.title == "hello")
-        .expect("the edited message was sent");
-    let first = sessions.messages(&s.id, 1, 1).unwrap();
+    let kept = Kept::find(&tmp, "hello");
+    let first = kept.sessions.messages(&kept.id, 1, 1).unwrap();
     assert_eq!(first[0].text(), "hello\nfrom the editor");
-    let _ = std::fs::remove_dir_all(&demo);
 }
 
 #[test]
@@ -255,10 +138,8 @@ fn alt_c_copies_the_last_message_to_the_clipboard_with_osc_52() {
     use base64::Engine;
     let env = Env::new();
     let (mut pty, _tmp) = demo_conversation(&env, "1", &[]);
-    pty.keys("hello\r");
-    pty.wait_for("Done in");
-    pty.keys("\x1bc");
-    let s = pty.wait_for("to the clipboard (OSC 52)");
+    pty.press("hello\r", "Done in");
+    let s = pty.press("\x1bc", "to the clipboard (OSC 52)");
     assert!(s.contains("Copied reply #2"), "{s}");
     let bytes = pty.bytes();
     let raw = String::from_utf8_lossy(&bytes);
@@ -276,21 +157,15 @@ fn alt_c_copies_the_last_message_to_the_clipboard_with_osc_52() {
 fn slash_resume_picks_another_session_and_esc_comes_back() {
     let env = Env::new();
     let (mut pty, _tmp) = demo_conversation(&env, "1", &[]);
-    pty.keys("hello\r");
-    pty.wait_for("Done in");
+    pty.press("hello\r", "Done in");
     // The picker, and Esc back to this conversation.
-    pty.keys("/resume\r");
-    has(&pty.wait_for("Resume a session"), "Filter: ");
-    pty.keys("\x1b");
-    has(&pty.wait_for("Back to the conversation."), "┌ hello ");
+    has(&pty.press("/resume\r", "Resume a session"), "Filter: ");
+    has(&pty.press("\x1b", "Back to the conversation."), "┌ hello ");
     // The picker again: filter, Enter switches to the chosen session's conversation.
-    pty.keys("/resume\r");
-    pty.wait_for("Resume a session");
-    pty.keys("release notes");
-    pty.wait_for(" matches");
+    pty.press("/resume\r", "Resume a session");
+    pty.press("release notes", " matches");
     pty.wait_for("▶ Draft release notes for v0.4");
-    pty.keys("\r");
-    let s = pty.wait_for("Type a message");
+    let s = pty.press("\r", "Type a message");
     assert!(
         s.contains("┌ Draft release notes for v0.4 "),
         "its conversation:\n{s}"
@@ -320,22 +195,10 @@ fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
     )
     .unwrap();
     std::fs::set_permissions(bin.join("xclip"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tmp = root.join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let tmp_s = tmp.to_string_lossy().into_owned();
     let path = format!("{}:/usr/bin:/bin", bin.display());
-    let envs = [
-        ("TMPDIR", tmp_s.as_str()),
-        ("PATH", path.as_str()),
-        ("WAYLAND_DISPLAY", ""),
-        ("NEOCODE_DEMO_PACE_MS", "1"),
-    ];
-    let mut pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
-    pty.wait_for("13 sessions");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
-    pty.keys("hello\r");
-    pty.wait_for("Done in");
+    let envs = [("PATH", path.as_str()), ("WAYLAND_DISPLAY", "")];
+    let (mut pty, tmp) = demo_conversation(&env, "1", &envs);
+    pty.press("hello\r", "Done in");
 
     // Nothing on the clipboard: one clear line.
     pty.keys("\x16");
@@ -348,29 +211,22 @@ fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
     );
     // An image on it: attached, and the draft says so.
     std::fs::write(&clip, png).unwrap();
-    pty.keys("/paste\r");
-    let s = pty.wait_for("Pasted a PNG image from the clipboard");
+    let s = pty.press("/paste\r", "Pasted a PNG image from the clipboard");
     assert!(s.contains("1 image attached"), "{s}");
     // A pasted path of an existing image attaches it too; a missing one is text.
-    pty.keys(&format!("\x1b[200~{}\x1b[201~", clip.display()));
-    pty.wait_for("2 images attached");
+    pty.press(
+        &format!("\x1b[200~{}\x1b[201~", clip.display()),
+        "2 images attached",
+    );
     pty.keys("what is this\r");
-    let dir = kept_demo(&tmp);
-    let (sessions, _, _) = demo_sessions(&dir);
-    let id = sessions
-        .list(&ListQuery::default())
-        .unwrap()
-        .items
-        .into_iter()
-        .find(|s| s.title == "hello")
-        .expect("the session")
-        .id;
+    let kept = Kept::find(&tmp, "hello");
+    let (sessions, id) = (&kept.sessions, kept.id.as_str());
     let start = std::time::Instant::now();
-    while sessions.assets(&id).unwrap().len() < 2 {
+    while sessions.assets(id).unwrap().len() < 2 {
         assert!(start.elapsed() < Duration::from_secs(30), "never stored");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let msgs = sessions.messages(&id, 0, i64::MAX).unwrap();
+    let msgs = sessions.messages(id, 0, i64::MAX).unwrap();
     let sent = msgs
         .iter()
         .find(|m| m.role == Role::User && m.text() == "what is this")
@@ -381,8 +237,8 @@ fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
         .filter(|p| matches!(p, neocode::session::Part::Image { .. }))
         .count();
     assert_eq!(images, 2, "{sent:?}");
-    for a in sessions.assets(&id).unwrap() {
-        let (meta, bytes) = sessions.asset_bytes(&id, &a.id).unwrap();
+    for a in sessions.assets(id).unwrap() {
+        let (meta, bytes) = sessions.asset_bytes(id, &a.id).unwrap();
         assert_eq!(meta.mime_type, "image/png");
         assert_eq!(bytes, png);
     }
@@ -390,5 +246,4 @@ fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
     pty.keys("\x03");
     std::thread::sleep(Duration::from_millis(300));
     pty.quit();
-    let _ = std::fs::remove_dir_all(&dir);
 }

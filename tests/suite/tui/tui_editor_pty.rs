@@ -6,45 +6,26 @@
 //! the help at the conversation's keys.
 
 use crate::support::Env;
-use crate::support::pty::Pty;
-use neocode::session::{ListQuery, Message, Role};
-use neocode::testkit::scripted::{Reply, ScriptedServer};
-
-/// The TUI on the scripted model, in a new conversation on an empty list.
-fn compose(env: &Env, srv: &ScriptedServer, rows: u16, cols: u16) -> Pty {
-    let pty = env.compose(srv, rows, cols);
-    pty.wait_for("scripted-model");
-    pty
-}
+use crate::support::tui_flows::{answers, user_texts};
+use neocode::testkit::scripted::Reply;
 
 /// `text` as a terminal pastes it with bracketed paste on.
 fn bracketed(text: &str) -> String {
     format!("\x1b[200~{text}\x1b[201~")
 }
 
-fn user_texts(env: &Env) -> Vec<String> {
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
-    rt.messages(&id, 1, i64::MAX)
-        .unwrap()
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .map(Message::text)
-        .collect()
+/// What the user said in the newest session.
+fn said(env: &Env) -> Vec<String> {
+    let (rt, id) = env.newest();
+    user_texts(&rt, &id)
 }
 
 #[test]
 fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::text("Three lines came."),
-        Reply::text("The log came."),
-    ])
-    .unwrap();
-    let mut pty = compose(&env, &srv, 35, 120);
+    let (srv, mut pty) = env.chat(answers(&["Three lines came.", "The log came."]), 35, 120);
     // tmux, xterm, VTE and Alacritty send CR for each newline of a paste.
-    pty.keys(&bracketed("alpha\rbeta\rgamma"));
-    let s = pty.wait_for("gamma");
+    let s = pty.press(&bracketed("alpha\rbeta\rgamma"), "gamma");
     assert!(!s.contains("alphabetagamma"), "{s}");
     let rows: Vec<&str> = s
         .lines()
@@ -52,26 +33,23 @@ fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
         .collect();
     assert_eq!(rows.len(), 3, "one row each:\n{s}");
     pty.keys("\r");
-    pty.wait_for("Three lines came.");
-    pty.wait_for("Done in");
+    pty.answered("Three lines came.");
 
     // 5,000 lines (CRLF, as Windows Terminal sends them): a chip, not 5,000 rows.
     let log: String = (0..5000)
         .map(|i| format!("2026-01-01 12:00:00 worker {i:04} finished its batch\r\n"))
         .collect();
     pty.keys("why did these finish? ");
-    pty.keys(&bracketed(&log));
-    let s = pty.wait_for("[pasted 5,000 lines · 255 KB]");
+    let s = pty.press(&bracketed(&log), "[pasted 5,000 lines · 255 KB]");
     assert!(
         !s.contains("worker 4999"),
         "the lines are not in the editor:\n{s}"
     );
     pty.keys("\r");
-    pty.wait_for("The log came.");
-    pty.wait_for("Done in");
+    pty.answered("The log came.");
     assert_eq!(pty.quit(), 0);
 
-    let texts = user_texts(&env);
+    let texts = said(&env);
     assert_eq!(texts[0], "alpha\nbeta\ngamma");
     let sent = &texts[1];
     assert!(sent.starts_with("why did these finish? 2026-01-01 12:00:00 worker 0000"));
@@ -87,62 +65,51 @@ fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
 #[test]
 fn ctrl_c_clears_the_draft_which_up_brings_back_and_a_second_ctrl_c_quits() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![Reply::text("Got the draft.")]).unwrap();
-    let mut pty = compose(&env, &srv, 24, 80);
-    pty.keys("a long thought I do not want to lose");
-    pty.wait_for("a long thought");
-    pty.keys("\x03");
-    let s = pty.wait_for("Message cleared");
+    let (_srv, mut pty) = env.chat(vec![Reply::text("Got the draft.")], 24, 80);
+    pty.press("a long thought I do not want to lose", "a long thought");
+    let s = pty.press("\x03", "Message cleared");
     assert!(!s.contains("a long thought"), "cleared:\n{s}");
     // Still running: the draft comes back with ↑ and can be sent.
-    pty.keys("\x1b[A");
-    pty.wait_for("a long thought I do not want to lose");
+    pty.press("\x1b[A", "a long thought I do not want to lose");
     pty.keys("\r");
-    pty.wait_for("Got the draft.");
-    pty.wait_for("Done in");
+    pty.answered("Got the draft.");
     // Ctrl-Z undoes a clearing too.
-    pty.keys("second draft");
-    pty.wait_for("second draft");
-    pty.keys("\x03");
-    pty.wait_for("Message cleared");
-    pty.keys("\x1a");
-    pty.wait_for("second draft");
+    pty.press("second draft", "second draft");
+    pty.press("\x03", "Message cleared");
+    pty.press("\x1a", "second draft");
     // With text, the first Ctrl-C clears; on the empty editor the next one quits.
-    pty.keys("\x03");
-    pty.wait_for("Message cleared");
+    pty.press("\x03", "Message cleared");
     assert_eq!(pty.quit(), 0);
-    assert_eq!(user_texts(&env), ["a long thought I do not want to lose"]);
+    assert_eq!(said(&env), ["a long thought I do not want to lose"]);
 }
 
 #[test]
 fn enter_on_the_empty_editor_retries_a_failed_turn_and_says_so() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::error(400, "the request was refused"),
-        Reply::text("Answered on the retry."),
-    ])
-    .unwrap();
-    let mut pty = compose(&env, &srv, 24, 80);
-    pty.keys("hello\r");
-    let s = pty.wait_for("Enter retries");
+    let (srv, mut pty) = env.chat(
+        vec![
+            Reply::error(400, "the request was refused"),
+            Reply::text("Answered on the retry."),
+        ],
+        24,
+        80,
+    );
+    let s = pty.press("hello\r", "Enter retries");
     assert!(s.contains("the request was refused"), "{s}");
     assert!(s.contains("the last turn failed: Enter retries it"), "{s}");
     pty.keys("\r");
-    pty.wait_for("Answered on the retry.");
-    pty.wait_for("Done in");
+    pty.answered("Answered on the retry.");
     assert_eq!(pty.quit(), 0);
     // The prompt was asked again, not stored twice.
-    assert_eq!(user_texts(&env), ["hello"]);
+    assert_eq!(said(&env), ["hello"]);
     assert_eq!(srv.request_count(), 2);
 }
 
 #[test]
 fn f1_in_the_conversation_opens_the_help_at_the_conversation_keys() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![]).unwrap();
-    let mut pty = compose(&env, &srv, 35, 120);
-    pty.keys("\x1bOP");
-    let s = pty.wait_for("Help");
+    let (_srv, mut pty) = env.chat(vec![], 35, 120);
+    let s = pty.press("\x1bOP", "Help");
     assert!(s.contains("Conversation view"), "{s}");
     assert!(
         !s.contains("Session list and detail"),
@@ -150,10 +117,8 @@ fn f1_in_the_conversation_opens_the_help_at_the_conversation_keys() {
     );
     // Any key closes it; from the list, F1 opens at the top.
     pty.keys("x");
-    pty.keys("\x1b");
-    pty.wait_for("0 sessions");
-    pty.keys("\x1bOP");
-    let s = pty.wait_for("Session list and detail");
+    pty.press("\x1b", "0 sessions");
+    let s = pty.press("\x1bOP", "Session list and detail");
     assert!(s.contains("Help"), "{s}");
     pty.keys("x");
     assert_eq!(pty.quit(), 0);

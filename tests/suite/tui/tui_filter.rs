@@ -109,7 +109,7 @@ fn the_filter_finds_an_unloaded_session_without_paging_the_list_in() {
         PAGE,
         "no page was loaded to filter"
     );
-    assert!(h.screen().contains("1 match"), "{}", h.screen());
+    has(&h.screen(), "1 match");
     // The detail pane follows the match.
     assert_eq!(
         h.app.browse.detail.as_ref().map(|d| d.id.clone()),

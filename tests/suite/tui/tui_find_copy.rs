@@ -135,7 +135,7 @@ fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
     assert!(s.contains("take 20") && s.contains("#20"), "{s}");
     assert!(!s.contains("take 60"), "{s}");
     h.key(KeyCode::Char('n'));
-    assert!(h.screen().contains("take 40"));
+    has(&h.screen(), "take 40");
     h.key_mod(KeyCode::Char('N'), KeyModifiers::SHIFT);
     let s = h.screen();
     assert!(s.contains("1/3") && s.contains("take 20"), "{s}");
@@ -173,7 +173,7 @@ fn slash_find_text_opens_the_search_with_its_query() {
     h.submit("/find");
     assert!(h.app.find().is_some_and(|f| f.editing));
     h.chars("take 40");
-    assert!(h.screen().contains("Find: take 40  1/1"), "{}", h.screen());
+    has(&h.screen(), "Find: take 40  1/1");
 }
 
 #[test]
@@ -195,7 +195,7 @@ fn slash_in_the_transcript_pane_searches_it_and_says_no_match() {
     assert!(s.contains("Find: ROTATE  1/2"), "{s}");
     h.key_mod(KeyCode::Char('u'), KeyModifiers::CONTROL);
     h.chars("zebra");
-    assert!(h.screen().contains("Find: zebra  no match"));
+    has(&h.screen(), "Find: zebra  no match");
     h.key(KeyCode::Esc);
     assert!(h.app.find().is_none());
 }
@@ -300,8 +300,7 @@ fn osc52_reaches_the_terminal_and_the_wheel_still_scrolls() {
     rt.append(&s.id, &msgs, &AppendMeta::default()).unwrap();
     let mut pty = Pty::spawn(&env.home, &env.workdir, &["--resume", &s.id], &[], 30, 100);
     pty.wait_for("the answer is 42");
-    pty.keys("\x1bc");
-    pty.wait_for("Copied reply #81");
+    pty.press("\x1bc", "Copied reply #81");
     let want = format!(
         "\x1b]52;c;{}\x07",
         base64::engine::general_purpose::STANDARD.encode("the answer is 42")
@@ -348,17 +347,14 @@ fn model_without_a_name_lists_the_servers_models_to_pick_from() {
         100,
     );
     pty.wait_for("hello");
-    pty.keys("/model\r");
-    let screen = pty.wait_for("Models · 3");
+    let screen = pty.press("/model\r", "Models · 3");
     // Sorted, the model in use selected.
     let a = screen.find("alpha-7b").unwrap();
     let z = screen.find("zeta-coder").unwrap();
     assert!(a < z, "{screen}");
     assert!(screen.contains("▶ scripted-model"), "{screen}");
-    pty.keys("\x1b[B");
-    pty.wait_for("▶ zeta-coder");
-    pty.keys("\r");
-    pty.wait_for("uses zeta-coder");
+    pty.press("\x1b[B", "▶ zeta-coder");
+    pty.press("\r", "uses zeta-coder");
     let start = Instant::now();
     while rt.header(&s.id).unwrap().model != "zeta-coder" {
         assert!(
@@ -377,8 +373,7 @@ fn model_without_a_name_lists_the_servers_models_to_pick_from() {
     };
     let before = gets();
     assert!(before >= 1, "the list was asked for");
-    pty.keys("/model\r");
-    pty.wait_for("Models · 3");
+    pty.press("/model\r", "Models · 3");
     pty.keys("\x1b");
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(gets(), before);

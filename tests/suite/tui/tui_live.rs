@@ -5,7 +5,8 @@
 
 use crate::support::Env;
 use crate::support::text::has;
-use crate::support::tui::{Keys, options};
+use crate::support::tui::{Keys, agent_info, resumed};
+use crate::support::tui_flows::user_says;
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::Sessions;
 use neocode::runtime::agent::{
@@ -16,7 +17,7 @@ use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::tools::ToolKind;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
-use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
+use neocode::tui::app::{App, Overlay, Screen, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
 use neocode::tui::views;
@@ -48,13 +49,25 @@ impl H {
         );
     }
 
+    /// Asserts that the newest effect for the agent is `want`, and takes it.
+    #[track_caller]
+    pub(super) fn took(&mut self, want: TurnEffect) {
+        assert_eq!(self.turns.pop(), Some(want));
+    }
+
+    /// The live conversation with `text` sent and its turn started.
+    pub(super) fn sending(text: &str) -> H {
+        let mut h = H::new();
+        h.send(text);
+        h
+    }
+
     pub(super) fn new() -> H {
         H::with_messages(1)
     }
 
     pub(super) fn with_messages(n: usize) -> H {
         let env = Env::new();
-        let loc = env.location();
         let rt = env.sessions();
         let h = crate::support::titled(&rt, "Live session");
         for i in 0..n {
@@ -63,30 +76,29 @@ impl H {
             } else {
                 format!("Earlier message {i}")
             };
-            rt.append(
-                &h.id,
-                &[NewMessage::text(Role::User, text)],
-                &AppendMeta::default(),
-            )
-            .unwrap();
+            user_says(&rt, &h.id, &text);
         }
-        let root = loc.root().display().to_string();
-        let (mut app, jobs) = App::new(AppOptions {
-            resume: Some(h.id.clone()),
-            ..options(&root, env.tmp.path(), (100, 34), NOW)
-        });
-        app.conv.set_agent(AgentInfo {
-            provider: Ok("scripted-model".into()),
-            window: Some(100_000),
-            policy: ApprovalPolicy::Ask,
-            sandbox: "on".into(),
-            sandbox_on: true,
-            mcp_failed: Vec::new(),
-        });
+        H::resume(env, rt, h.id, (100, 34), |app| {
+            app.conv.set_agent(agent_info("scripted-model"));
+        })
+    }
+
+    /// The app at `size` on `env`'s session `id` (through `rt`), `setup` before it runs its
+    /// first jobs.
+    fn resume(
+        env: Env,
+        rt: Sessions,
+        id: String,
+        size: (u16, u16),
+        setup: impl FnOnce(&mut App),
+    ) -> H {
+        let root = env.location().root().display().to_string();
+        let (mut app, jobs) = resumed(&root, env.tmp.path(), &id, size, NOW);
+        setup(&mut app);
         let mut me = H {
             app,
             rt,
-            id: h.id,
+            id,
             root,
             turns: Vec::new(),
             env,
@@ -107,6 +119,11 @@ impl H {
 
     pub(super) fn screen(&self) -> String {
         views::draw_to_text(&self.app).replace(&self.root, "[WORKSPACE]")
+    }
+
+    /// Plays a piece of the reply's text streaming in.
+    pub(super) fn delta(&mut self, text: &str) {
+        self.ev(TurnEvent::TextDelta(text.into()));
     }
 
     /// Sends a message and plays `Started`.
@@ -150,6 +167,26 @@ impl H {
             .append(&self.id, messages, &AppendMeta::default())
             .unwrap();
         self.completed();
+    }
+
+    /// Stores the user's `sent` and the model's `reply` as the turn stores them, then plays
+    /// `Finished` (completed); the screen then.
+    pub(super) fn replied(&mut self, sent: &str, reply: &str) -> String {
+        self.store_and_finish(&[
+            NewMessage::text(Role::User, sent),
+            NewMessage::text(Role::Assistant, reply),
+        ]);
+        self.screen()
+    }
+
+    /// The text of the turn the last Enter started (taken).
+    pub(super) fn started_text(&mut self) -> String {
+        match self.turns.pop() {
+            Some(TurnEffect::Start {
+                text: Some(text), ..
+            }) => text,
+            other => panic!("no turn started: {other:?}"),
+        }
     }
 
     /// Selects the message two above the newest (Alt-↑ twice) and expands it (Ctrl-Space).
@@ -226,7 +263,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
         " and:\n\n- parses",
         " it\n",
     ] {
-        h.ev(TurnEvent::TextDelta(piece.into()));
+        h.delta(piece);
     }
     h.app.now_ms = NOW + 2_300;
     let s = h.screen();
@@ -261,8 +298,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
 
 #[test]
 fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
-    let mut h = H::new();
-    h.send("Explain it");
+    let mut h = H::sending("Explain it");
     h.submit("then this");
     h.finished(neocode::runtime::agent::FinishReason::LimitReached(
         "max_turns (1/1)".into(),
@@ -287,8 +323,7 @@ fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
 
 #[test]
 fn tool_cards_in_each_state_and_the_approval_prompt() {
-    let mut h = H::new();
-    h.send("Fix it");
+    let mut h = H::sending("Fix it");
     // Done.
     tool(
         &mut h,
@@ -329,15 +364,12 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
 
     // y approves exactly that call.
     h.answer('y');
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Approve {
-            call_id: "e1".into(),
-            always: false
-        }))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Approve {
+        call_id: "e1".into(),
+        always: false,
+    }));
     h.app.now_ms += 1_500;
-    assert!(h.screen().contains("· running 1.5s"), "{}", h.screen());
+    has(&h.screen(), "· running 1.5s");
     result(&mut h, "e1", "edited src/config.rs", false, 102);
 
     // A command denied with a reason typed for the model.
@@ -353,13 +385,10 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     h.answer('r');
     assert!(matches!(h.app.overlay, Overlay::DenyReason { .. }));
     h.submit("too slow to rebuild");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Deny {
-            call_id: "c1".into(),
-            reason: Some("too slow to rebuild".into())
-        }))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Deny {
+        call_id: "c1".into(),
+        reason: Some("too slow to rebuild".into()),
+    }));
     result(
         &mut h,
         "c1",
@@ -368,19 +397,9 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         103,
     );
     // Interrupted: running when the turn is cancelled.
-    tool(
-        &mut h,
-        "c2",
-        "run_command",
-        r#"{"command":"cargo test"}"#,
-        ToolKind::Command,
-        "cargo test",
-    );
+    command(&mut h, "c2", "cargo test");
     h.key(KeyCode::Esc);
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Cancel))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Cancel));
     h.finished(FinishReason::Cancelled);
     let s = h.screen();
     assert!(s.contains("⊘ run_command  rm -rf target  · denied"), "{s}");
@@ -393,8 +412,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
 
 #[test]
 fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
-    let mut h = H::new();
-    h.send("Two writes");
+    let mut h = H::sending("Two writes");
     for id in ["w1", "w2"] {
         asked(
             &mut h,
@@ -406,7 +424,7 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
             "edits ask",
         );
     }
-    assert!(h.screen().contains("waits for its turn to be asked"));
+    has(&h.screen(), "waits for its turn to be asked");
     // "always" shows the proposed rule to edit and where it is kept; Tab changes where.
     h.answer('a');
     let screen = h.screen();
@@ -437,16 +455,15 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
     );
 }
 
+/// The model's `run_command` call `id` of `line`: its card.
+fn command(h: &mut H, id: &str, line: &str) {
+    let args = serde_json::json!({ "command": line }).to_string();
+    tool(h, id, "run_command", &args, ToolKind::Command, line);
+}
+
 /// A command `line` that waits for approval, "always" proposing `rules`.
 fn ask_command(h: &mut H, id: &str, line: &str, reason: &str, rules: &[String]) {
-    tool(
-        h,
-        id,
-        "run_command",
-        &serde_json::json!({ "command": line }).to_string(),
-        ToolKind::Command,
-        line,
-    );
+    command(h, id, line);
     h.ev(TurnEvent::ApprovalNeeded {
         call: call(id, "run_command", "{}"),
         summary: line.into(),
@@ -459,8 +476,7 @@ fn ask_command(h: &mut H, id: &str, line: &str, reason: &str, rules: &[String]) 
 /// and each can be edited (or left out) before they are kept.
 #[test]
 fn always_lists_a_rule_per_part_and_edits_each_before_keeping_them() {
-    let mut h = H::new();
-    h.send("Rename and test");
+    let mut h = H::sending("Rename and test");
     let rules = vec![
         "run_command(sed -i s/a/b/ app.py)".to_string(),
         "run_command(git mv *)".to_string(),
@@ -499,22 +515,17 @@ fn always_lists_a_rule_per_part_and_edits_each_before_keeping_them() {
     let s = h.screen();
     assert!(s.contains("· run_command(git mv old.py new.py)"), "{s}");
     h.key(KeyCode::Enter);
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::AlwaysAllow {
-            call_id: "c1".into(),
-            rules: vec![
-                "run_command(sed -i s/a/b/ app.py)".into(),
-                "run_command(git mv old.py new.py)".into(),
-            ],
-            scope: RuleScope::Session,
-        }))
-    );
-    assert!(
-        h.screen()
-            .contains("Allowed; 2 rules are kept for this session (/permissions lists them)."),
-        "{}",
-        h.screen()
+    h.took(TurnEffect::Command(TurnCommand::AlwaysAllow {
+        call_id: "c1".into(),
+        rules: vec![
+            "run_command(sed -i s/a/b/ app.py)".into(),
+            "run_command(git mv old.py new.py)".into(),
+        ],
+        scope: RuleScope::Session,
+    }));
+    has(
+        &h.screen(),
+        "Allowed; 2 rules are kept for this session (/permissions lists them).",
     );
 }
 
@@ -522,8 +533,7 @@ fn always_lists_a_rule_per_part_and_edits_each_before_keeping_them() {
 /// the key bar offers "always", and `a` says why.
 #[test]
 fn always_is_not_offered_where_no_rule_can_allow_the_call() {
-    let mut h = H::new();
-    h.send("Reset a file");
+    let mut h = H::sending("Reset a file");
     ask_command(
         &mut h,
         "c2",
@@ -536,27 +546,19 @@ fn always_is_not_offered_where_no_rule_can_allow_the_call() {
     assert!(!s.contains("a always"), "{s}");
     h.answer('a');
     assert!(matches!(h.app.overlay, Overlay::None));
-    assert!(
-        h.screen().contains("No rule can allow this call"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "No rule can allow this call");
     h.answer('n');
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Deny {
-            call_id: "c2".into(),
-            reason: None
-        }))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Deny {
+        call_id: "c2".into(),
+        reason: None,
+    }));
 }
 
 #[test]
 fn the_queue_panel_drops_a_message_once_it_is_sent() {
-    let mut h = H::new();
-    h.send("Explain it");
+    let mut h = H::sending("Explain it");
     h.submit("then this");
-    assert!(h.screen().contains("1. next  then this"), "{}", h.screen());
+    has(&h.screen(), "1. next  then this");
     h.completed();
     h.assert_sent_queued("then this");
     // Sent: the live cell shows it, the panel no longer lists it, also when a read of the
@@ -571,31 +573,22 @@ fn the_queue_panel_drops_a_message_once_it_is_sent() {
 
 #[test]
 fn ctrl_c_cancels_first_and_quits_second() {
-    let mut h = H::new();
-    h.send("Long one");
-    h.ev(TurnEvent::TextDelta("Once upon".into()));
+    let mut h = H::sending("Long one");
+    h.delta("Once upon");
     h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Cancel))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Cancel));
     assert!(!h.app.quit);
-    assert!(h.screen().contains("cancelling…"));
+    has(&h.screen(), "cancelling…");
     h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert!(h.app.quit);
 }
 
 #[test]
 fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
-    let mut h = H::new();
-    h.send("Background please");
-    h.ev(TurnEvent::TextDelta("working on it".into()));
+    let mut h = H::sending("Background please");
+    h.delta("working on it");
     h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
-    assert!(
-        h.screen().contains("The turn keeps running"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "The turn keeps running");
     h.key(KeyCode::Char('y'));
     assert_eq!(h.app.screen, Screen::Browse);
     // The list row shows the turn running (a spinner instead of the status mark).
@@ -604,18 +597,17 @@ fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
     // Quitting asks first.
     h.key(KeyCode::Char('q'));
     assert!(!h.app.quit);
-    assert!(h.screen().contains("A turn is running. Quit anyway?"));
+    has(&h.screen(), "A turn is running. Quit anyway?");
     h.key(KeyCode::Char('n'));
     assert!(!h.app.quit);
     // Back into the conversation: the live cell is still there.
     h.key(KeyCode::Enter);
-    assert!(h.screen().contains("working on it"), "{}", h.screen());
+    has(&h.screen(), "working on it");
 }
 
 #[test]
 fn a_failed_turn_says_why_in_the_status_line() {
-    let mut h = H::new();
-    h.send("Hi");
+    let mut h = H::sending("Hi");
     h.finished(FinishReason::Failed {
         code: FailCode::Auth,
         message: "the provider refused the API key (401)".into(),
@@ -626,8 +618,7 @@ fn a_failed_turn_says_why_in_the_status_line() {
 
 #[test]
 fn a_failed_mcp_server_stays_on_the_status_line() {
-    let mut h = H::new();
-    h.send("Hi");
+    let mut h = H::sending("Hi");
     h.ev(TurnEvent::Warning {
         code: WarningCode::McpServerFailed,
         message: "MCP server `docs`: cannot start `docs-server`: not found".into(),
@@ -644,40 +635,31 @@ fn a_failed_mcp_server_stays_on_the_status_line() {
 fn slash_commands_complete_and_act() {
     let mut h = H::new();
     h.chars("/ap");
-    assert!(h.screen().contains("/approve"), "{}", h.screen());
+    has(&h.screen(), "/approve");
     h.key(KeyCode::Tab);
     assert_eq!(h.app.conv.composer().text(), "/approve ");
     h.submit("auto-edit");
     assert_eq!(h.app.approval(), ApprovalPolicy::AutoEdit);
-    assert!(h.screen().contains("approve auto-edit"), "{}", h.screen());
+    has(&h.screen(), "approve auto-edit");
     h.submit("/rename Renamed live");
     assert_eq!(h.rt.header(&h.id).unwrap().title, "Renamed live");
     h.submit("/compact");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Compact {
-            session_id: h.id.clone()
-        })
-    );
+    h.took(TurnEffect::Compact {
+        session_id: h.id.clone(),
+    });
     h.submit("/model other-model");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Model {
-            session_id: Some(h.id.clone()),
-            name: "other-model".into()
-        })
-    );
+    h.took(TurnEffect::Model {
+        session_id: Some(h.id.clone()),
+        name: "other-model".into(),
+    });
     // The status line names the model the next request uses at once.
-    assert!(h.screen().contains("other-model ░"), "{}", h.screen());
+    has(&h.screen(), "other-model ░");
     h.submit("/limits");
     assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));
     h.submit("/approve network");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::AllowNetwork {
-            session_id: h.id.clone()
-        })
-    );
+    h.took(TurnEffect::AllowNetwork {
+        session_id: h.id.clone(),
+    });
     assert_eq!(
         h.app.approval(),
         ApprovalPolicy::AutoEdit,
@@ -688,29 +670,19 @@ fn slash_commands_complete_and_act() {
         intent: Intent::Network,
         result: Ok("Network allowed for this session's commands".into()),
     });
-    assert!(h.screen().contains("Network allowed"), "{}", h.screen());
+    has(&h.screen(), "Network allowed");
     h.submit("/skill");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Skill {
-            session_id: Some(h.id.clone()),
-            name: None
-        })
-    );
+    h.took(TurnEffect::Skill {
+        session_id: Some(h.id.clone()),
+        name: None,
+    });
     h.submit("/skill deploy");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Skill {
-            session_id: Some(h.id.clone()),
-            name: Some("deploy".into())
-        })
-    );
+    h.took(TurnEffect::Skill {
+        session_id: Some(h.id.clone()),
+        name: Some("deploy".into()),
+    });
     h.submit("/bogus");
-    assert!(
-        h.screen().contains("Unknown command /bogus"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "Unknown command /bogus");
     h.submit("/help");
     assert!(matches!(h.app.overlay, Overlay::Help(_)));
 }
@@ -730,7 +702,6 @@ fn no_provider_disables_sending_with_the_reason() {
 #[test]
 fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     let env = Env::new();
-    let loc = env.location();
     let rt = env.sessions();
     let s = rt.new_session(NewSession::default()).unwrap();
     let mut a = NewMessage::text(Role::Assistant, "");
@@ -747,21 +718,9 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         &AppendMeta::default(),
     )
     .unwrap();
-    let root = loc.root().display().to_string();
-    let (mut app, jobs) = App::new(AppOptions {
-        resume: Some(s.id.clone()),
-        ..options(&root, env.tmp.path(), (100, 30), NOW)
+    let mut h = H::resume(env, rt, s.id, (100, 30), |app| {
+        app.conv.set_provider(Ok("m".into()));
     });
-    app.conv.set_provider(Ok("m".into()));
-    let mut h = H {
-        app,
-        rt,
-        id: s.id,
-        root,
-        turns: Vec::new(),
-        env,
-    };
-    h.run(jobs);
     let screen = h.screen();
     has(&screen, "! write_file  x.txt  · interrupted");
     assert!(screen.contains("Ctrl-R rerun"), "{screen}");
@@ -790,22 +749,19 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     let png = h.env.tmp.path().join("shot.png");
     std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
     h.submit(&format!("/attach {}", png.display()));
-    assert!(h.screen().contains("1 image attached"), "{}", h.screen());
+    has(&h.screen(), "1 image attached");
     // A pasted path of an image attaches it too.
     let effects = h.app.on_paste(&format!("'{}'", png.display()));
     h.run(effects);
     assert_eq!(h.app.conv.attachments().len(), 2);
     h.submit("What is in these?");
     // The turn starts with the message and its images.
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Start {
-            session_id: Some(h.id.clone()),
-            text: Some("What is in these?".into()),
-            images: vec![png.clone(), png.clone()],
-            approval: ApprovalPolicy::Ask,
-        })
-    );
+    h.took(TurnEffect::Start {
+        session_id: Some(h.id.clone()),
+        text: Some("What is in these?".into()),
+        images: vec![png.clone(), png.clone()],
+        approval: ApprovalPolicy::Ask,
+    });
     // The runtime stores the message with its images, then the turn answers it.
     let srv = ScriptedServer::start(vec![Reply::text("Two screenshots.")]).unwrap();
     let url = srv.base_url();
@@ -859,10 +815,10 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     for ev in events {
         h.ev(ev);
     }
-    assert!(h.screen().contains("[image "), "{}", h.screen());
+    has(&h.screen(), "[image ");
     // Not an image: refused in words.
     h.submit("/attach notes.txt");
-    assert!(h.screen().contains("is not an image"), "{}", h.screen());
+    has(&h.screen(), "is not an image");
 }
 
 #[test]
@@ -896,10 +852,10 @@ fn at_path_completes_workspace_files() {
 fn scrolled_up_the_view_stays_put_and_says_new_output_arrived() {
     let mut h = H::with_messages(40);
     h.send("Go on");
-    h.ev(TurnEvent::TextDelta("first words".into()));
-    assert!(h.screen().contains("first words"));
+    h.delta("first words");
+    has(&h.screen(), "first words");
     h.key(KeyCode::PageUp);
-    h.ev(TurnEvent::TextDelta(" and more".into()));
+    h.delta(" and more");
     let s = h.screen();
     assert!(s.contains("↓ new output"), "{s}");
     assert!(!s.contains("first words and more"), "{s}");
@@ -914,11 +870,8 @@ fn scrolled_up_the_view_stays_put_and_says_new_output_arrived() {
 
 #[test]
 fn hostile_model_and_tool_text_is_drawn_inert() {
-    let mut h = H::new();
-    h.send("hi");
-    h.ev(TurnEvent::TextDelta(
-        "evil \x1b]0;pwned\x07 \x1b[2J text".into(),
-    ));
+    let mut h = H::sending("hi");
+    h.delta("evil \x1b]0;pwned\x07 \x1b[2J text");
     tool(
         &mut h,
         "x1",
@@ -1026,7 +979,7 @@ fn typing_never_answers_a_waiting_approval() {
     assert_eq!(approvals(&h), 0, "{:?}", h.turns);
     assert_eq!(h.app.conv.composer().text(), "");
     assert_eq!(h.app.conv.live().unwrap().asking.len(), 1);
-    assert!(h.screen().contains("Typing is not taken"), "{}", h.screen());
+    has(&h.screen(), "Typing is not taken");
     // Typing a word that starts with an answer key after a pause: the next letter follows
     // at once, so it is a word, not an answer.
     clock(&mut h, 2_000);
@@ -1064,8 +1017,7 @@ fn typing_never_answers_a_waiting_approval() {
 
 #[test]
 fn a_key_as_the_card_appears_and_typing_into_it_do_not_answer() {
-    let mut h = H::new();
-    h.send("Edit it");
+    let mut h = H::sending("Edit it");
     // The user types the next message while the turn runs; the card appears mid-word.
     h.chars("he");
     edit_asks(&mut h);
@@ -1131,11 +1083,7 @@ fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
     h.chars("half a thought");
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
-    assert!(
-        h.screen().contains("Your unsent message is kept"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "Your unsent message is kept");
     assert_eq!(h.rt.count().unwrap(), 1, "nothing was saved");
     h.key(KeyCode::Char('n'));
     assert_eq!(h.app.conv.composer().text(), "half a thought");
@@ -1147,9 +1095,8 @@ fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
 
 #[test]
 fn a_cancelled_reply_is_headed_cancelled_not_error() {
-    let mut h = H::new();
-    h.send("Tell me a story");
-    h.ev(TurnEvent::TextDelta("Once upon".into()));
+    let mut h = H::sending("Tell me a story");
+    h.delta("Once upon");
     h.key(KeyCode::Esc);
     // What the runtime stores for a reply cancelled mid-stream.
     let mut m = NewMessage::text(Role::Assistant, "Once upon");
@@ -1164,22 +1111,11 @@ fn a_cancelled_reply_is_headed_cancelled_not_error() {
 
 #[test]
 fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
-    let mut h = H::new();
-    h.send("Run the tests");
-    tool(
-        &mut h,
-        "c1",
-        "run_command",
-        r#"{"command":"sleep 30"}"#,
-        ToolKind::Command,
-        "sleep 30",
-    );
+    let mut h = H::sending("Run the tests");
+    command(&mut h, "c1", "sleep 30");
     h.app.now_ms += 5_400;
     h.key(KeyCode::Esc);
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Cancel))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Cancel));
     // The killed command's result, as the runtime stores it (not an error), then the end.
     result(
         &mut h,
@@ -1194,12 +1130,9 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
     assert!(!s.contains("· done"), "{s}");
     // /compact: the cancelled turn is not drawn again below the summary.
     h.submit("/compact");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Compact {
-            session_id: h.id.clone()
-        })
-    );
+    h.took(TurnEffect::Compact {
+        session_id: h.id.clone(),
+    });
     h.outcome(Outcome {
         intent: Intent::Compact,
         result: Ok("Compacted: 4 messages → 2 (summary + recent tail).".into()),
@@ -1218,18 +1151,10 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
     assert_eq!(h.app.conv.composer().text(), "Earlier message 2");
     h.key(KeyCode::Down);
     assert_eq!(h.app.conv.composer().text(), "");
-    let user = |rt: &Sessions, id: &str, text: &str| {
-        rt.append(
-            id,
-            &[NewMessage::text(Role::User, text)],
-            &AppendMeta::default(),
-        )
-        .unwrap();
-    };
     // Another session of the workspace, newer than this one's messages.
     let other = crate::support::titled(&h.rt, "Other");
-    user(&h.rt, &other.id, "from the other session");
-    user(&h.rt, &other.id, "newest in the other session");
+    user_says(&h.rt, &other.id, "from the other session");
+    user_says(&h.rt, &other.id, "newest in the other session");
     // A plan step's prompt (a child session that is not a fork) is not something typed.
     let step =
         h.rt.new_session(NewSession {
@@ -1238,7 +1163,7 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
             ..NewSession::default()
         })
         .unwrap();
-    user(&h.rt, &step.id, "Do step a of the plan");
+    user_says(&h.rt, &step.id, "Do step a of the plan");
     // As after a restart: the conversation is opened again, the editor's memory is empty.
     h.key(KeyCode::Esc);
     h.key(KeyCode::Enter);
@@ -1265,9 +1190,8 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
 
 #[test]
 fn a_background_turn_shows_live_in_the_detail_pane() {
-    let mut h = H::new();
-    h.send("Background please");
-    h.ev(TurnEvent::TextDelta("working on it".into()));
+    let mut h = H::sending("Background please");
+    h.delta("working on it");
     h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
     h.key(KeyCode::Char('y'));
     assert_eq!(h.app.screen, Screen::Browse);
@@ -1276,7 +1200,7 @@ fn a_background_turn_shows_live_in_the_detail_pane() {
     assert!(s.contains("Background please"), "{s}");
     assert!(s.contains("working on it"), "{s}");
     // …and goes on streaming without Enter.
-    h.ev(TurnEvent::TextDelta(", nearly there".into()));
+    h.delta(", nearly there");
     let s = h.screen();
     assert!(s.contains("working on it, nearly there"), "{s}");
 }
@@ -1297,8 +1221,7 @@ fn a_long_failure_is_wrapped_whole_not_cut() {
 
 #[test]
 fn a_card_says_which_rule_let_its_call_run() {
-    let mut h = H::new();
-    h.send("Build it");
+    let mut h = H::sending("Build it");
     tool(
         &mut h,
         "m1",
@@ -1371,43 +1294,29 @@ fn the_status_line_shows_the_turns_and_the_sessions_dollars_only_when_priced() {
 fn provider_lists_or_switches_the_profile_of_the_next_turns() {
     let mut h = H::new();
     h.chars("/prov");
-    assert!(h.screen().contains("/provider"), "{}", h.screen());
+    has(&h.screen(), "/provider");
     h.key(KeyCode::Tab);
     assert_eq!(h.app.conv.composer().text(), "/provider ");
     h.submit("");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Provider {
-            session_id: Some(h.id.clone()),
-            name: None
-        })
-    );
+    h.took(TurnEffect::Provider {
+        session_id: Some(h.id.clone()),
+        name: None,
+    });
     h.outcome(Outcome {
         intent: Intent::Provider,
         result: Ok("Profiles: claude (current), local. /provider NAME switches.".into()),
     });
-    assert!(
-        h.screen().contains("claude (current), local"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "claude (current), local");
     h.submit("/provider local");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Provider {
-            session_id: Some(h.id.clone()),
-            name: Some("local".into())
-        })
-    );
+    h.took(TurnEffect::Provider {
+        session_id: Some(h.id.clone()),
+        name: Some("local".into()),
+    });
     h.outcome(Outcome {
         intent: Intent::Provider,
         result: Err("Cannot switch the profile: session busy".into()),
     });
-    assert!(
-        h.screen().contains("Cannot switch the profile"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "Cannot switch the profile");
     // Not while a turn runs.
     h.send("Hi");
     h.submit("/provider claude");
@@ -1418,11 +1327,7 @@ fn provider_lists_or_switches_the_profile_of_the_next_turns() {
         "{:?}",
         h.turns
     );
-    assert!(
-        h.screen().contains("/provider: wait for the turn"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "/provider: wait for the turn");
 }
 
 /// Issue 35: `/permissions` asks for the rules in force and shows them grouped by source (the
@@ -1434,12 +1339,9 @@ fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
     use neocode::runtime::policy::permissions::{List, RuleRef};
     let mut h = H::new();
     h.submit("/permissions");
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Permissions {
-            session_id: Some(h.id.clone())
-        })
-    );
+    h.took(TurnEffect::Permissions {
+        session_id: Some(h.id.clone()),
+    });
     let ws_file = std::path::Path::new(&h.root).join(".neocode/permissions.toml");
     let rules = RulesInForce {
         session: vec!["run_command(git mv *)".into(), "sandbox:network".into()],
@@ -1463,23 +1365,17 @@ fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
     assert!(s.contains("ask     run_command(git push *) :3"), "{s}");
     insta::assert_snapshot!("permissions_dialog", s);
     h.key(KeyCode::Char('d'));
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::RevokeGrant {
-            session_id: h.id.clone(),
-            grant: "run_command(git mv *)".into()
-        })
-    );
+    h.took(TurnEffect::RevokeGrant {
+        session_id: h.id.clone(),
+        grant: "run_command(git mv *)".into(),
+    });
     h.outcome(Outcome {
         intent: Intent::Revoke,
         result: Ok("Revoked `run_command(git mv *)`.".into()),
     });
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Permissions {
-            session_id: Some(h.id.clone())
-        })
-    );
+    h.took(TurnEffect::Permissions {
+        session_id: Some(h.id.clone()),
+    });
     h.key(KeyCode::Esc);
     assert!(matches!(h.app.overlay, Overlay::None));
 }
@@ -1487,8 +1383,7 @@ fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
 #[test]
 fn an_edit_card_counts_the_diagnostics_its_result_carried() {
     use neocode::runtime::extensions::lsp::{DiagnosticItem, DiagnosticReport};
-    let mut h = H::new();
-    h.send("Make total a string");
+    let mut h = H::sending("Make total a string");
     let args = r#"{"path":"calc.py","old_string":"add(1, 2)","new_string":"add(1, \"two\")"}"#;
     tool(&mut h, "e1", "edit_file", args, ToolKind::Edit, "calc.py");
     let item = |line: u32, severity: &str| DiagnosticItem {
@@ -1597,13 +1492,10 @@ fn a_sub_agents_calls_show_named_after_it_and_its_question_is_answered_here() {
     has(&s, "▸ sub-agent 0a1b2c3d (writer) started");
     has(&s, "Allow? y yes");
     h.answer('y');
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::Command(TurnCommand::Approve {
-            call_id: "c1".into(),
-            always: false,
-        }))
-    );
+    h.took(TurnEffect::Command(TurnCommand::Approve {
+        call_id: "c1".into(),
+        always: false,
+    }));
     child_ev(
         &mut h,
         child,

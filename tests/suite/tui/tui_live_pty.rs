@@ -9,8 +9,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::pty::Pty;
+use crate::support::tui_flows::{answers, write_file};
 use neocode::session::{ListQuery, Message, Status};
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use std::path::PathBuf;
 
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -20,8 +22,17 @@ fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
+/// The home's settings file made a FIFO: loading the settings blocks until it is written.
+fn settings_fifo(env: &Env) -> PathBuf {
+    std::fs::create_dir_all(&env.home).unwrap();
+    let config = env.home.join("config.toml");
+    let c = std::ffi::CString::new(config.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    config
+}
+
 #[test]
-#[expect(clippy::too_many_lines)]
 fn stream_approve_deny_cancel_quit_and_show() {
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
@@ -80,8 +91,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
     let s = pty.wait_for("▶ Allow?");
     assert!(s.contains("touch ran.txt"), "{s}");
     pty.deliberately("n");
-    pty.wait_for("Wrote hello.txt and skipped the command.");
-    pty.wait_for("Done in");
+    pty.answered("Wrote hello.txt and skipped the command.");
     assert_eq!(
         std::fs::read_to_string(ws.join("hello.txt")).unwrap(),
         "hi there\n"
@@ -91,8 +101,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
     // 3: cancel a long reply once it streams.
     pty.submit("Tell me a long story");
     pty.wait_for("word3 ");
-    pty.keys("\x1b");
-    pty.wait_for("Cancelled; what arrived is kept");
+    pty.press("\x1b", "Cancelled; what arrived is kept");
 
     // Quit: no turn runs, Ctrl-C quits at once.
     let code = pty.quit();
@@ -197,14 +206,9 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
 fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     use std::io::Write;
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    // The settings file is a FIFO: loading the settings blocks until the test writes it.
-    let config = home.join("config.toml");
-    let c = std::ffi::CString::new(config.to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string; mkfifo only creates the node.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::fs::create_dir_all(&env.workdir).unwrap();
+    // Loading the settings blocks until the test writes them.
+    let config = settings_fifo(&env);
     let srv =
         ScriptedServer::start(vec![Reply::text("Answered after the settings came.")]).unwrap();
     let mut pty = env.compose(&srv, 40, 120);
@@ -225,8 +229,7 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
             std::thread::sleep(Duration::from_millis(100));
         }
     });
-    pty.wait_for("Answered after the settings came.");
-    pty.wait_for("Done in");
+    pty.answered("Answered after the settings came.");
     let screen = pty.wait_for("scripted-model");
     assert!(!screen.contains("Cannot send"), "{screen}");
     assert_eq!(srv.request_count(), 1);
@@ -236,21 +239,15 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
 #[test]
 fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     let env = Env::new();
-    let home = env.home.clone();
-    std::fs::create_dir_all(&home).unwrap();
-    // The settings never come: the file is a FIFO nobody writes.
-    let c = std::ffi::CString::new(home.join("config.toml").to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string; mkfifo only creates the node.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // The settings never come: nobody writes the FIFO.
+    settings_fifo(&env);
     let srv = ScriptedServer::start(vec![Reply::text("never asked")]).unwrap();
     let mut pty = env.compose(&srv, 40, 120);
-    pty.keys("a message");
-    pty.wait_for("a message");
+    pty.press("a message", "a message");
     // Enter waits for the settings; the loop does not: Ctrl-C still clears the editor, and
     // the next one quits.
     pty.keys("\r");
-    pty.keys("\x03");
-    pty.wait_for("Message cleared");
+    pty.press("\x03", "Message cleared");
     assert_eq!(pty.quit_within(10), 0);
     assert_eq!(srv.request_count(), 0);
 }
@@ -261,24 +258,24 @@ fn typing_while_an_approval_waits_never_answers_it() {
     let ws = env.workdir.clone();
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("stats.py"), "total = 1\n").unwrap();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "e1",
-            "edit_file",
-            r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#,
-        )]),
-        Reply::text("Edited stats.py."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 40, 120);
-    pty.wait_for("scripted-model");
+    let (srv, mut pty) = env.chat(
+        vec![
+            Reply::tool_calls(&[(
+                "e1",
+                "edit_file",
+                r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#,
+            )]),
+            Reply::text("Edited stats.py."),
+        ],
+        40,
+        120,
+    );
     pty.submit("Bump the total");
     let s = pty.wait_for("Allow?");
     assert!(s.contains("edit_file"), "{s}");
     // The next message typed quickly while the card waits: its y, n and a answer nothing.
     std::thread::sleep(Duration::from_millis(800));
-    pty.keys("hey there, and now");
-    let s = pty.wait_for("Typing is not taken");
+    let s = pty.press("hey there, and now", "Typing is not taken");
     assert!(s.contains("not taking keys"), "{s}");
     std::thread::sleep(Duration::from_millis(1500));
     let s = pty.screen();
@@ -303,20 +300,16 @@ fn typing_while_an_approval_waits_never_answers_it() {
 #[test]
 fn a_switched_model_is_kept_by_the_session_across_a_restart() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::text("First answer."),
-        Reply::text("Second answer."),
-        Reply::text("Third answer."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 40, 120);
-    pty.wait_for("scripted-model");
+    let (srv, mut pty) = env.chat(
+        answers(&["First answer.", "Second answer.", "Third answer."]),
+        40,
+        120,
+    );
     pty.exchange("Hello", "First answer.");
     pty.submit("/model fake-big");
     pty.wait_for("uses fake-big from its next turn");
     assert_eq!(pty.quit(), 0);
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let (_, id) = env.newest();
     let neocode = |args: &[&str]| {
         let out = env.run_on(&srv, args);
         assert!(out.status.success(), "{out:?}");
@@ -351,13 +344,14 @@ fn a_switched_model_is_kept_by_the_session_across_a_restart() {
 #[test]
 fn a_retry_shows_in_the_status_line_while_it_waits() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::rate_limited(2),
-        Reply::text("Answered after the wait."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 24, 100);
-    pty.wait_for("scripted-model");
+    let (srv, mut pty) = env.chat(
+        vec![
+            Reply::rate_limited(2),
+            Reply::text("Answered after the wait."),
+        ],
+        24,
+        100,
+    );
     pty.submit("hi");
     let s = pty.wait_for("rate limited (429), retry 1/3 in 2 s");
     assert!(!s.contains("Answered after the wait."), "{s}");
@@ -375,39 +369,35 @@ fn a_retry_shows_in_the_status_line_while_it_waits() {
 fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
-    std::fs::create_dir_all(ws.join(".neocode")).unwrap();
-    std::fs::write(
+    write_file(
         ws.join(".neocode/permissions.toml"),
         "allow = [\"run_command(cargo test *)\"]\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
+    );
+    write_file(
         home.join("config.toml"),
         "[permissions]\ndeny = [\"read_file(.env)\"]\n",
-    )
-    .unwrap();
+    );
     std::fs::write(ws.join("a.tmp"), "x").unwrap();
     env.trust_workspace();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            r#"{"command":"rm -f a.tmp && echo tidy"}"#,
-        )]),
-        Reply::text("Tidied."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 35, 120);
-    pty.wait_for("scripted-model");
+    let (_srv, mut pty) = env.chat(
+        vec![
+            Reply::tool_calls(&[(
+                "c1",
+                "run_command",
+                r#"{"command":"rm -f a.tmp && echo tidy"}"#,
+            )]),
+            Reply::text("Tidied."),
+        ],
+        35,
+        120,
+    );
     pty.submit("Tidy up");
     let s = pty.wait_for("▶ Allow?");
     has(&s, "a always keeps 2 rules, one per part of the command:");
     pty.deliberately("a");
     pty.wait_for("Always allow, for this session (rule 1 of 2)");
     pty.keys("\r");
-    pty.wait_for("Tidied.");
-    pty.wait_for("Done in");
+    pty.answered("Tidied.");
 
     pty.submit("/permissions");
     let s = pty.wait_for("Permissions · 4 rules");
@@ -422,19 +412,16 @@ fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     ] {
         assert!(s.contains(want), "{want}\n{s}");
     }
-    pty.keys("d");
-    let s = pty.wait_for("Permissions · 3 rules");
+    let s = pty.press("d", "Permissions · 3 rules");
     assert!(!s.contains("allow   run_command(rm -f a.tmp)"), "{s}");
     pty.wait_for("Revoked `run_command(rm -f a.tmp)`");
     // The workspace's rules are not revoked here: the status line says where to edit them.
     pty.keys("j");
-    pty.keys("d");
-    pty.wait_for("Only this session's own rules are revoked here");
+    pty.press("d", "Only this session's own rules are revoked here");
     pty.keys("\x1b");
     assert_eq!(pty.quit(), 0);
 
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let (rt, id) = env.newest();
     let grants = rt.header(&id).unwrap().ledger.unwrap().approved_tools;
     assert_eq!(grants, vec!["run_command(echo tidy)".to_string()]);
 }
@@ -448,20 +435,18 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir);
     let from_env = ScriptedServer::start(vec![Reply::text("Answer from the env server.")]).unwrap();
-    let profiled = ScriptedServer::start(vec![
-        Reply::text("Answer from the err profile."),
-        Reply::text("Again from the err profile."),
-    ])
+    let profiled = ScriptedServer::start(answers(&[
+        "Answer from the err profile.",
+        "Again from the err profile.",
+    ]))
     .unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
+    write_file(
         home.join("config.toml"),
-        format!(
+        &format!(
             "[providers.err]\nbase_url = \"{}\"\nmodel = \"err-model\"\n",
             profiled.base_url()
         ),
-    )
-    .unwrap();
+    );
     let env_base = from_env.base_url();
     let vars = [
         ("NEOCODE_BASE_URL", env_base.as_str()),
@@ -470,8 +455,7 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
     ];
     let mut pty = Pty::spawn(&home, &ws, &[], &vars, 35, 120);
     pty.wait_for("0 sessions");
-    pty.keys("n");
-    pty.wait_for("env-model");
+    pty.press("n", "env-model");
     pty.exchange("Hello", "Answer from the env server.");
     pty.submit("/provider err");
     pty.wait_for("Profile err: this session uses");
@@ -506,10 +490,8 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
 #[test]
 fn model_says_when_the_server_does_not_list_the_name() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![Reply::text("First answer.")]).unwrap();
+    let (srv, mut pty) = env.chat(vec![Reply::text("First answer.")], 35, 160);
     srv.set_models(&["scripted-model", "big-model"]);
-    let mut pty = env.compose(&srv, 35, 160);
-    pty.wait_for("scripted-model");
     pty.exchange("Hello", "First answer.");
     pty.submit("/model no-such-model");
     pty.wait_for(
@@ -524,15 +506,16 @@ fn model_says_when_the_server_does_not_list_the_name() {
 #[test]
 fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
     let env = Env::new();
-    let srv = ScriptedServer::start(vec![
-        Reply::text("The first answer, about kiwis."),
-        Reply::text("Second answer."),
-        Reply::text("SUMMARY: kiwis, then a second question."),
-        Reply::text("Third answer, after the summary."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 35, 120);
-    pty.wait_for("scripted-model");
+    let (srv, mut pty) = env.chat(
+        answers(&[
+            "The first answer, about kiwis.",
+            "Second answer.",
+            "SUMMARY: kiwis, then a second question.",
+            "Third answer, after the summary.",
+        ]),
+        35,
+        120,
+    );
     pty.exchange("Tell me about kiwis", "The first answer, about kiwis.");
     pty.exchange("And then?", "Second answer.");
     pty.submit("/compact");
@@ -553,8 +536,7 @@ fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
         last.contains("SUMMARY: kiwis") && !last.contains("about kiwis."),
         "{last}"
     );
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let (rt, id) = env.newest();
     let texts: Vec<String> = rt
         .load(&id)
         .unwrap()
@@ -579,8 +561,7 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
     // A turn fails; a message is queued behind it (from another process, as a queue held in
     // a TUI that quit leaves it).
     assert!(!neocode(&["run", "first question"]).status.success());
-    let rt = env.sessions();
-    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let (rt, id) = env.newest();
     assert_eq!(rt.header(&id).unwrap().status, Status::Failed);
     assert!(
         neocode(&["run", "--resume", &id, "--queue", "then this"])
@@ -597,8 +578,7 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
     assert_eq!(rt.queued(&id).unwrap().len(), 1);
     // Enter on the empty editor retries the failed turn, then the queue goes on; the panel
     // drops the message once it is sent.
-    pty.keys("\r");
-    pty.wait_for("Answered on retry.");
+    pty.press("\r", "Answered on retry.");
     let s = pty.wait_for("Sent once you asked.");
     assert!(!s.contains("Queued (1)"), "{s}");
     pty.wait_for("Done in");
@@ -611,25 +591,23 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
 fn a_hook_denial_reads_denied_once_not_as_an_error_three_times() {
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
-    std::fs::create_dir_all(&home).unwrap();
     // The user's own hook (no reason on stderr): it denies every command.
-    std::fs::write(
+    write_file(
         home.join("hooks.json"),
-        serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "run_command", "hooks": [
+        &serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "run_command", "hooks": [
             {"type": "command", "command": "test guard-marker && exit 2"}]}]}})
         .to_string(),
-    )
-    .unwrap();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("c1", "run_command", r#"{"command":"touch ran.txt"}"#)]),
-        Reply::text("Understood, not running it."),
-    ])
-    .unwrap();
-    let mut pty = env.compose(&srv, 35, 120);
-    pty.wait_for("scripted-model");
+    );
+    let (_srv, mut pty) = env.chat(
+        vec![
+            Reply::tool_calls(&[("c1", "run_command", r#"{"command":"touch ran.txt"}"#)]),
+            Reply::text("Understood, not running it."),
+        ],
+        35,
+        120,
+    );
     pty.submit("touch ran.txt");
-    pty.wait_for("Understood, not running it.");
-    let s = pty.wait_for("Done in");
+    let s = pty.answered("Understood, not running it.");
     assert!(!ws.join("ran.txt").exists());
     assert!(s.contains("⊘ denied"), "{s}");
     assert!(!s.contains("✗ error"), "{s}");

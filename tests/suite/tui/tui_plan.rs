@@ -3,21 +3,22 @@
 //! storage jobs run inline on the real store. The plan dialog is answered with keys; what ran is
 //! read back from the store.
 
+use crate::support::text::has;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use crate::support::agent::Env;
 use crate::support::steps_requested;
-use crate::support::tui::{Keys, options};
+use crate::support::tui::{Keys, agent_info, resumed};
+use crate::support::tui_flows::user_says;
 use crossterm::event::KeyCode;
 use neocode::runtime::Sessions;
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
-use neocode::session::{AppendMeta, NewMessage, Role, StepStatus};
+use neocode::session::StepStatus;
 use neocode::testkit::scripted::{Reply, ScriptedServer};
-use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
+use neocode::tui::app::{App, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
-use neocode::tui::live::AgentInfo;
 use neocode::tui::views;
 use neocode::tui::{Msg, TurnLink};
 use serde_json::json;
@@ -81,29 +82,14 @@ impl H {
         let env = Env::new("sk-tui-plan-KEY", "");
         let rt = env.sessions();
         let s = crate::support::titled(&rt, "Printer work");
-        rt.append(
-            &s.id,
-            &[NewMessage::text(Role::User, "Earlier question")],
-            &AppendMeta::default(),
-        )
-        .unwrap();
+        user_says(&rt, &s.id, "Earlier question");
         let srv = ScriptedServer::start(script).unwrap();
         let agent = env.agent(&srv);
         let (tx, rx) = channel();
         let link = TurnLink::with_agent(tx, agent);
         let root = env.workdir.display().to_string();
-        let (mut app, jobs) = App::new(AppOptions {
-            resume: Some(s.id.clone()),
-            ..options(&root, &env.workdir, (100, 34), NOW)
-        });
-        app.conv.set_agent(AgentInfo {
-            provider: Ok("test-model".into()),
-            window: Some(100_000),
-            policy: ApprovalPolicy::Ask,
-            sandbox: "on".into(),
-            sandbox_on: true,
-            mcp_failed: Vec::new(),
-        });
+        let (mut app, jobs) = resumed(&root, &env.workdir, &s.id, (100, 34), NOW);
+        app.conv.set_agent(agent_info("test-model"));
         let mut h = H {
             app,
             rt,
@@ -286,7 +272,7 @@ fn d_drops_steps_and_the_plan_is_proposed_again_n_rejects_it() {
     h.submit("/plan make a pretty printer");
     h.pump("plan proposal", proposed);
     h.answer('d');
-    assert!(h.screen().contains("Drop steps (ids):"));
+    has(&h.screen(), "Drop steps (ids):");
     h.submit("c");
     assert_eq!(
         h.asked.last(),
@@ -375,7 +361,7 @@ fn plan_in_a_new_session_being_written_starts_it_there() {
     h.pump("plan proposal", proposed);
     let new_id = h.app.browse.detail.as_ref().map(|d| d.id.clone()).unwrap();
     assert_ne!(new_id, h.id);
-    assert!(h.screen().contains("Plan · 3 steps"));
+    has(&h.screen(), "Plan · 3 steps");
     h.answer('y');
     h.pump("the end of the run", finished);
     let progress = h.rt.plan_progress(&new_id).unwrap();

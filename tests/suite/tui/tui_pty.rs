@@ -6,14 +6,33 @@ use crate::support::Env;
 use std::time::Duration;
 
 use crate::support::pty::Pty;
+use neocode::runtime::Sessions;
 use neocode::session::ListQuery;
+
+/// A store holding the demo's 13 sessions.
+fn demo_store() -> (Env, Sessions) {
+    let env = Env::new();
+    let rt = env.sessions();
+    neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
+    (env, rt)
+}
+
+/// The TUI on `env`'s store in a 35 x 120 terminal, no model configured.
+fn list(env: &Env) -> Pty {
+    Pty::spawn(&env.home, &env.workdir, &[], &[], 35, 120)
+}
+
+/// Esc (which clears a filter), a moment, then q: the exit code.
+fn esc_then_quit(pty: &mut Pty, what: &str) -> u32 {
+    pty.keys("\x1b");
+    std::thread::sleep(Duration::from_millis(200));
+    pty.keys("q");
+    pty.wait_exit(Duration::from_secs(30), what)
+}
 
 #[test]
 fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
-    let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
-    let rt = env.sessions();
-    neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
+    let (env, rt) = demo_store();
     let billing = rt
         .list(&ListQuery::default())
         .unwrap()
@@ -23,7 +42,7 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
         .unwrap()
         .id;
 
-    let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
+    let mut pty = list(&env);
 
     // The list.
     pty.wait_for("13 sessions");
@@ -32,34 +51,26 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
     assert!(s.contains("Transcript"), "{s}");
 
     // Move down: the detail follows.
-    pty.keys("j");
-    pty.wait_for("Add per-key rate limiting");
+    pty.press("j", "Add per-key rate limiting");
 
     // Filter as you type.
     pty.keys("/");
-    pty.keys("billing");
-    let s = pty.wait_for("1 match");
+    let s = pty.press("billing", "1 match");
     assert!(!s.contains("Walk me through"), "{s}");
     pty.keys("\r");
 
     // Tabs: Plan shows the DAG with the failure.
-    pty.keys("]");
-    pty.wait_for("4/7 done, 1 failed");
-    pty.keys("]");
-    pty.wait_for("Per-turn tokens");
+    pty.press("]", "4/7 done, 1 failed");
+    pty.press("]", "Per-turn tokens");
     pty.keys("[");
     pty.keys("[");
 
     // Fork at the end.
-    pty.keys("f");
-    pty.wait_for("Forked at message #10");
+    pty.press("f", "Forked at message #10");
     pty.wait_for("14 sessions");
 
     // Quit (Esc clears the filter first, q quits).
-    pty.keys("\x1b");
-    std::thread::sleep(Duration::from_millis(200));
-    pty.keys("q");
-    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on q");
+    let code = esc_then_quit(&mut pty, "neocode did not quit on q");
     assert_eq!(code, 0, "exit status");
 
     // The database saw the fork.
@@ -79,10 +90,7 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
 #[test]
 fn real_use_fixes_in_a_real_terminal() {
     use neocode::session::{AppendMeta, NewMessage, Role};
-    let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
-    let rt = env.sessions();
-    neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
+    let (env, rt) = demo_store();
     let kana = crate::support::titled(&rt, "ﾊﾟﾝﾀﾞ notes");
     rt.append(
         &kana.id,
@@ -93,7 +101,7 @@ fn real_use_fixes_in_a_real_terminal() {
     let count = || rt.list(&ListQuery::default()).unwrap().items.len();
     assert_eq!(count(), 14);
 
-    let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
+    let mut pty = list(&env);
     let s = pty.wait_for("14 sessions");
     // The newest session is first and its sound marks arrive as their spacing forms.
     assert!(s.contains("ﾊ\u{309C}ﾝﾀ\u{309B}"), "{s}");
@@ -110,20 +118,17 @@ fn real_use_fixes_in_a_real_terminal() {
     assert_eq!(count(), 14, "a blind delete behind 'terminal too small'");
 
     // `n` then Esc: nothing is created.
-    pty.keys("n");
-    pty.wait_for("New session");
+    pty.press("n", "New session");
     pty.keys("\x1b");
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(count(), 14, "an empty session was left behind");
 
     // PgUp from the end of a long transcript moves one page, not to #1.
     pty.keys("/");
-    pty.keys("Walk me");
-    pty.wait_for("1 match");
+    pty.press("Walk me", "1 match");
     pty.keys("\r");
     pty.keys("\t");
-    pty.keys("G");
-    pty.wait_for("#48");
+    pty.press("G", "#48");
     pty.keys("\x1b[5~");
     std::thread::sleep(Duration::from_millis(300));
     let s = pty.screen();
@@ -131,10 +136,7 @@ fn real_use_fixes_in_a_real_terminal() {
     assert!(s.contains("#4"), "{s}");
 
     pty.keys("q");
-    pty.keys("\x1b");
-    std::thread::sleep(Duration::from_millis(200));
-    pty.keys("q");
-    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    let code = esc_then_quit(&mut pty, "neocode did not quit");
     assert_eq!(code, 0);
 }
 
@@ -143,20 +145,15 @@ fn real_use_fixes_in_a_real_terminal() {
 /// the JSON session file.
 #[test]
 fn the_export_key_offers_markdown_as_well_as_json() {
-    let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
-    let rt = env.sessions();
-    neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
+    let (env, rt) = demo_store();
     let first = rt.list(&ListQuery::default()).unwrap().items[0].clone();
     let short: String = first.id.chars().take(8).collect();
-    let cwd = home.parent().unwrap().to_path_buf();
+    let cwd = env.home.parent().unwrap().to_path_buf();
 
-    let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
+    let mut pty = list(&env);
     pty.wait_for("13 sessions");
-    pty.keys("E");
-    pty.wait_for(&format!("{short}.md"));
-    pty.keys("e");
-    pty.wait_for(&format!("{short}.json"));
+    pty.press("E", &format!("{short}.md"));
+    pty.press("e", &format!("{short}.json"));
     pty.keys("q");
     assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
 

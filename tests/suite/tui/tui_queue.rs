@@ -5,99 +5,48 @@
 //! sent when the session is resumed; Ctrl-E takes one back into the editor. A SIGKILL between
 //! reading a queued (or steering) message and storing it never loses it.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::support::pty::Pty;
-use neocode::runtime::Sessions;
-
-use super::tui_demo::{approve, demo_conversation, demo_sessions, kept_demo, resume_demo};
+use crate::support::Env;
+use crate::support::pty::{Envs, Pty};
+use crate::support::tui_flows::{Kept, approve, demo_conversation};
+use neocode::session::Role;
 
 /// The test hook that sleeps between reading a queued message and the append that stores it
 /// (and marks it delivered).
 const PAUSED: &[(&str, &str)] = &[("NEOCODE_TEST_QUEUE_PAUSE_MS", "60000")];
-use crate::support::Env;
-use neocode::session::{ListQuery, Message, Role};
-
-fn user_texts(sessions: &neocode::runtime::Sessions, id: &str) -> Vec<String> {
-    sessions
-        .messages(id, 0, i64::MAX)
-        .unwrap()
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .map(Message::text)
-        .collect()
-}
-
-fn session_titled(sessions: &neocode::runtime::Sessions, title: &str) -> String {
-    sessions
-        .list(&ListQuery::default())
-        .unwrap()
-        .items
-        .into_iter()
-        .find(|s| s.title == title)
-        .unwrap_or_else(|| panic!("a session titled {title:?}"))
-        .id
-}
 
 /// The demo in a terminal, paced `pace_ms` with `more` variables, after "hello" was answered.
 fn said_hello(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf) {
     let (mut pty, tmp) = demo_conversation(env, pace_ms, more);
-    pty.keys("hello\r");
-    pty.wait_for("Hello from the demo model");
+    pty.press("hello\r", "Hello from the demo model");
     (pty, tmp)
 }
 
-/// The demo a test kept, with its conversation titled as asked; its folder is removed when
-/// this is dropped.
-struct Kept {
-    dir: PathBuf,
-    sessions: Sessions,
-    home: PathBuf,
-    ws: PathBuf,
-    id: String,
+/// [`said_hello`], then `text` typed and Enter while the turn still runs: queued (the panel
+/// shows it); the screen then.
+fn queued_behind_hello(env: &Env, pace_ms: &str, more: Envs, text: &str) -> (Pty, PathBuf, String) {
+    let (mut pty, tmp) = said_hello(env, pace_ms, more);
+    let s = pty.press(&format!("{text}\r"), "Queued (1)");
+    (pty, tmp, s)
 }
 
-impl Kept {
-    fn find(tmp: &Path, title: &str) -> Kept {
-        let dir = kept_demo(tmp);
-        let (sessions, home, ws) = demo_sessions(&dir);
-        let id = session_titled(&sessions, title);
-        Kept {
-            dir,
-            sessions,
-            home,
-            ws,
-            id,
-        }
-    }
-
-    /// `neocode ARGS` on the kept demo's home and workspace, run to its end.
-    fn neocode(&self, args: &[&str]) -> Output {
-        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-            .env("NEOCODE_HOME", &self.home)
-            .arg("--workdir")
-            .arg(&self.ws)
-            .args(args)
-            .output()
-            .unwrap()
-    }
-}
-
-impl Drop for Kept {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// The kept session opened again: the queued "show me test.sh" goes out by itself, once.
+fn resumed_sends_the_queue(kept: &Kept) {
+    let mut pty = kept.resume();
+    let s = pty.wait_for("test.sh (");
+    assert!(s.contains("show me test.sh"), "{s}");
+    pty.wait_for("Done in");
+    pty.quit();
+    kept.delivered(&["hello", "show me test.sh"]);
 }
 
 #[test]
 fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn() {
     let env = Env::new();
-    let (mut pty, tmp) = said_hello(&env, "40", &[]);
     // Still streaming: Enter queues instead of refusing.
-    pty.keys("run the tests\r");
-    let s = pty.wait_for("Queued (1)");
+    let (mut pty, tmp, s) = queued_behind_hello(&env, "40", &[], "run the tests");
     assert!(s.contains("1. next  run the tests"), "{s}");
     assert!(!s.contains("You  #3"), "not sent during the turn:\n{s}");
     let kept = Kept::find(&tmp, "hello");
@@ -113,23 +62,19 @@ fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn()
         !s.contains("Queued ("),
         "the queue is empty once sent:\n{s}"
     );
-    pty.wait_for("The tests fail");
-    pty.wait_for("Done in");
+    pty.answered("The tests fail");
     pty.quit();
-    assert!(sessions.queued(id).unwrap().is_empty(), "delivered");
-    assert_eq!(user_texts(sessions, id), vec!["hello", "run the tests"]);
+    kept.delivered(&["hello", "run the tests"]);
 }
 
 #[test]
 fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
     let env = Env::new();
     let (mut pty, tmp) = demo_conversation(&env, "60", &[]);
-    pty.keys("fix the bug\r");
-    pty.wait_for("Let me look");
+    pty.press("fix the bug\r", "Let me look");
     // Alt-Enter while the first reply streams: delivered after its read_file, in this turn.
     pty.keys("show me README.md\x1b\r");
-    pty.wait_for("Reading README.md.");
-    pty.wait_for("Done in");
+    pty.answered("Reading README.md.");
     // The finished turn's messages are read back from the store after "Done in": the tool
     // result shows once they are (a screen taken at "Done in" may still say "loading").
     pty.wait_for("README.md (6 lines)");
@@ -150,9 +95,7 @@ fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
 #[test]
 fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
     let env = Env::new();
-    let (mut pty, tmp) = said_hello(&env, "200", &[]);
-    pty.keys("show me test.sh\r");
-    pty.wait_for("Queued (1)");
+    let (pty, tmp, _) = queued_behind_hello(&env, "200", &[], "show me test.sh");
     // Killed mid-turn: nothing is said, nothing is cleaned up.
     drop(pty);
     let kept = Kept::find(&tmp, "hello");
@@ -164,23 +107,14 @@ fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
     );
 
     // Resumed (the kept demo keeps its demo model): the queue goes on by itself.
-    let mut pty = resume_demo(&kept.home, &kept.ws, id);
-    let s = pty.wait_for("test.sh (");
-    assert!(s.contains("show me test.sh"), "{s}");
-    pty.wait_for("Done in");
-    pty.quit();
-    assert!(sessions.queued(id).unwrap().is_empty(), "delivered once");
-    assert_eq!(user_texts(sessions, id), vec!["hello", "show me test.sh"]);
+    resumed_sends_the_queue(&kept);
 }
 
 #[test]
 fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     let env = Env::new();
-    let (mut pty, tmp) = said_hello(&env, "60", &[]);
-    pty.keys("run the tests\r");
-    pty.wait_for("Queued (1)");
-    pty.keys("\x05");
-    let s = pty.wait_for("Back in the editor");
+    let (mut pty, tmp, _) = queued_behind_hello(&env, "60", &[], "run the tests");
+    let s = pty.press("\x05", "Back in the editor");
     assert!(!s.contains("Queued ("), "{s}");
     assert!(
         s.contains("┃run the tests"),
@@ -191,13 +125,10 @@ fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     let s = pty.screen();
     assert!(!s.contains("You  #3"), "nothing was sent:\n{s}");
     // The first Ctrl-C clears the editor's text, the second quits.
-    pty.keys("\x03");
-    pty.wait_for("Message cleared");
+    pty.press("\x03", "Message cleared");
     pty.quit();
     let kept = Kept::find(&tmp, "hello");
-    let (sessions, id) = (&kept.sessions, kept.id.as_str());
-    assert!(sessions.queued(id).unwrap().is_empty());
-    assert_eq!(user_texts(sessions, id), vec!["hello"]);
+    kept.delivered(&["hello"]);
 }
 
 #[test]
@@ -219,7 +150,7 @@ fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
     assert!(s.contains("show me test.sh"), "{s}");
     pty.wait_for("Done in");
     pty.quit();
-    assert_eq!(user_texts(sessions, id), vec!["hello", "show me test.sh"]);
+    assert_eq!(kept.user_texts(), vec!["hello", "show me test.sh"]);
 
     // Nothing runs the session now: the message waits, and the line says so.
     let out = kept.neocode(&["run", "--resume", id, "--queue", "later"]);
@@ -235,9 +166,7 @@ fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
 #[test]
 fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued() {
     let env = Env::new();
-    let (mut pty, tmp) = said_hello(&env, "40", PAUSED);
-    pty.keys("show me test.sh\r");
-    pty.wait_for("Queued (1)");
+    let (mut pty, tmp, _) = queued_behind_hello(&env, "40", PAUSED, "show me test.sh");
     // The first turn ends, the queued one starts and stops before its message is stored.
     pty.wait_for("Sending the next queued message");
     std::thread::sleep(Duration::from_millis(1500));
@@ -250,16 +179,10 @@ fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued()
         vec!["show me test.sh"],
         "still queued after the kill (not marked delivered without being stored)"
     );
-    assert_eq!(user_texts(sessions, id), vec!["hello"]);
+    assert_eq!(kept.user_texts(), vec!["hello"]);
 
     // The next start sends it, once.
-    let mut pty = resume_demo(&kept.home, &kept.ws, id);
-    let s = pty.wait_for("test.sh (");
-    assert!(s.contains("show me test.sh"), "{s}");
-    pty.wait_for("Done in");
-    pty.quit();
-    assert!(sessions.queued(id).unwrap().is_empty(), "delivered");
-    assert_eq!(user_texts(sessions, id), vec!["hello", "show me test.sh"]);
+    resumed_sends_the_queue(&kept);
     let msgs = sessions.messages(id, 0, i64::MAX).unwrap();
     let sent = msgs.iter().find(|m| m.text() == "show me test.sh").unwrap();
     assert_eq!(
@@ -275,8 +198,7 @@ fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued()
 fn a_steering_message_killed_before_it_is_stored_at_the_tool_boundary_is_still_queued() {
     let env = Env::new();
     let (mut pty, tmp) = demo_conversation(&env, "60", PAUSED);
-    pty.keys("fix the bug\r");
-    pty.wait_for("Let me look");
+    pty.press("fix the bug\r", "Let me look");
     pty.keys("show me README.md\x1b\r");
     let kept = Kept::find(&tmp, "fix the bug");
     let (sessions, id) = (&kept.sessions, kept.id.as_str());
@@ -297,5 +219,5 @@ fn a_steering_message_killed_before_it_is_stored_at_the_tool_boundary_is_still_q
     assert_eq!(waiting.len(), 1, "still queued after the kill");
     assert_eq!(waiting[0].text, "show me README.md");
     assert!(waiting[0].steer);
-    assert_eq!(user_texts(sessions, id), vec!["fix the bug"]);
+    assert_eq!(kept.user_texts(), vec!["fix the bug"]);
 }

@@ -171,7 +171,7 @@ impl H {
     fn open(&mut self) {
         self.key(KeyCode::Enter);
         assert_eq!(self.app.screen, Screen::Conversation);
-        assert!(self.screen().contains("Assistant  #9"), "{}", self.screen());
+        has(&self.screen(), "Assistant  #9");
     }
 
     fn dialog_open(&self) -> bool {
@@ -207,9 +207,9 @@ fn esc_esc_opens_the_dialog_and_enter_rewinds_conversation_and_files() {
 
     // Tab: conversation only touches no file; back to the default.
     h.key(KeyCode::Tab);
-    assert!(h.screen().contains("No file is touched"), "{}", h.screen());
+    has(&h.screen(), "No file is touched");
     h.key(KeyCode::BackTab);
-    assert!(h.screen().contains("▶ 1 conversation and files"));
+    has(&h.screen(), "▶ 1 conversation and files");
 
     h.key(KeyCode::Enter);
     assert!(!h.dialog_open());
@@ -254,13 +254,9 @@ fn alt_r_on_a_selected_message_rewinds_to_it_and_files_only_keeps_the_session() 
     }
     h.key_mod(KeyCode::Char('r'), KeyModifiers::ALT);
     assert!(h.dialog_open(), "{}", h.screen());
-    assert!(
-        h.screen().contains("Rewind to before message #1"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "Rewind to before message #1");
     h.key(KeyCode::Char('3'));
-    assert!(h.screen().contains("▶ 3 files only"), "{}", h.screen());
+    has(&h.screen(), "▶ 3 files only");
     h.key(KeyCode::Enter);
     assert_eq!(read(&h.ws, "a.txt").as_deref(), Some("zero\n"));
     assert_eq!(read(&h.ws, "new.txt"), None);
@@ -345,8 +341,7 @@ fn two_turns_open(env: &Env, rows: u16, cols: u16) -> (Sessions, PathBuf, String
     let id = two_turns(&rt, &ws);
     let mut pty = Pty::spawn(&env.home, &ws, &[], &[], rows, cols);
     pty.wait_for("edit the files");
-    pty.keys("\r");
-    pty.wait_for("Assistant  #9");
+    pty.press("\r", "Assistant  #9");
     (rt, ws, id, pty)
 }
 
@@ -365,15 +360,13 @@ fn esc_esc_rewinds_in_a_real_terminal() {
     esc_esc(&mut pty);
     pty.wait_for("Rewind to before message #5");
     pty.wait_for("deleted        new.txt");
-    pty.keys("\x1b");
-    pty.wait_for("nothing changed");
+    pty.press("\x1b", "nothing changed");
     assert_eq!(read(&ws, "a.txt").as_deref(), Some("two\n"));
     assert_eq!(read(&ws, "new.txt").as_deref(), Some("new\n"));
 
     esc_esc(&mut pty);
     pty.wait_for("Rewind to before message #5");
-    pty.keys("\r");
-    pty.wait_for("Rewound to before message #5");
+    pty.press("\r", "Rewound to before message #5");
     files_as_before_message_5(&ws);
     let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 2);
@@ -500,12 +493,9 @@ fn alt_r_on_a_selected_message_in_a_real_terminal() {
     let (rt, ws, id, mut pty) = two_turns_open(&env, 30, 100);
     pty.keys("\x1b[1;3A");
     std::thread::sleep(Duration::from_millis(150));
-    pty.keys("\x1br");
-    pty.wait_for("Rewind to before message #5");
-    pty.keys("3");
-    pty.wait_for("▶ 3 files only");
-    pty.keys("\r");
-    pty.wait_for("Put the files back as they were before message #5");
+    pty.press("\x1br", "Rewind to before message #5");
+    pty.press("3", "▶ 3 files only");
+    pty.press("\r", "Put the files back as they were before message #5");
     files_as_before_message_5(&ws);
     let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 1, "files only: no fork");

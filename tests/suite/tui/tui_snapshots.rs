@@ -5,13 +5,15 @@
 
 use crate::support::Env;
 use crate::support::text::has;
+use crate::support::titled;
+use crate::support::tui_flows::user_says;
 use std::path::PathBuf;
 
 use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{
-    AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, SessionHeader, StateUpdate, ToolCall,
+    AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, StateUpdate, ToolCall,
 };
 use neocode::tui::app::{App, Overlay, PAGE, Screen, Tab, WINDOW, run_inline};
 use neocode::tui::effect::Effect;
@@ -77,40 +79,32 @@ impl H {
         self.loc.clone()
     }
 
-    fn select_title(&mut self, title: &str) {
+    /// Moves down the list to the first session whose title starts with `title`; its id.
+    fn select_title(&mut self, title: &str) -> String {
         for _ in 0..50 {
-            if self
-                .app
-                .browse
-                .list
-                .current()
-                .is_some_and(|s| s.title.starts_with(title))
+            if let Some(s) = self.app.browse.list.current()
+                && s.title.starts_with(title)
             {
-                return;
+                return s.id.clone();
             }
             self.key(KeyCode::Char('j'));
         }
         panic!("no session titled {title:?}");
     }
-}
 
-/// A new session titled `title`.
-fn titled(rt: &Sessions, title: &str) -> SessionHeader {
-    rt.new_session(NewSession {
-        title: title.into(),
-        ..NewSession::default()
-    })
-    .unwrap()
-}
+    /// Opens the filter (`/`) or the search (`s`) and types `text`; the screen then.
+    fn look_for(&mut self, key: char, text: &str) -> String {
+        self.key(KeyCode::Char(key));
+        self.chars(text);
+        self.screen()
+    }
 
-/// The user's message `text`, appended to session `id`.
-fn user_says(rt: &Sessions, id: &str, text: &str) {
-    rt.append(
-        id,
-        &[NewMessage::text(Role::User, text)],
-        &AppendMeta::default(),
-    )
-    .unwrap();
+    /// Selects the session titled `title` and types `keys` (tab keys, say); the screen then.
+    fn open(&mut self, title: &str, keys: &str) -> String {
+        self.select_title(title);
+        self.chars(keys);
+        self.screen()
+    }
 }
 
 /// `n` sessions titled `session 000`, `session 001`, ...
@@ -152,28 +146,44 @@ fn forks_keep_activity_order_and_show_their_lineage() {
     assert!(fork < parent, "{s}");
 }
 
+/// A demo session opened at one of its tabs: the tab, what it shows, and its snapshot.
 #[test]
-fn plan_tab() {
-    let mut h = H::new(true, 120, 35);
-    h.select_title("Migrate billing");
-    h.key(KeyCode::Char(']'));
-    assert_eq!(h.app.tab, Tab::Plan);
-    let s = h.screen();
-    assert!(s.contains("4/7 done, 1 failed"), "{s}");
-    has(&s, "CompileError: MutexGuard held across .await");
-    insta::assert_snapshot!("plan", s);
-}
-
-#[test]
-fn usage_tab() {
-    let mut h = H::new(true, 120, 35);
-    h.select_title("Migrate billing");
-    h.key(KeyCode::Char(']'));
-    h.key(KeyCode::Char(']'));
-    let s = h.screen();
-    assert!(s.contains("Per-turn tokens"), "{s}");
-    assert!(s.contains("input tokens"), "{s}");
-    insta::assert_snapshot!("usage", s);
+fn plan_usage_and_info_tabs() {
+    let cases: [(&str, &str, Tab, &[&str], &str); 3] = [
+        (
+            "Migrate billing",
+            "]",
+            Tab::Plan,
+            &[
+                "4/7 done, 1 failed",
+                "CompileError: MutexGuard held across .await",
+            ],
+            "plan",
+        ),
+        (
+            "Migrate billing",
+            "]]",
+            Tab::Usage,
+            &["Per-turn tokens", "input tokens"],
+            "usage",
+        ),
+        (
+            "Fix panic in config loader — try",
+            "[",
+            Tab::Info,
+            &["forked from", "message #8"],
+            "info",
+        ),
+    ];
+    for (title, keys, tab, wants, snapshot) in cases {
+        let mut h = H::new(true, 120, 35);
+        let s = h.open(title, keys);
+        assert_eq!(h.app.tab, tab);
+        for want in wants {
+            has(&s, want);
+        }
+        insta::assert_snapshot!(snapshot, s);
+    }
 }
 
 #[test]
@@ -205,10 +215,7 @@ fn the_usage_tab_shows_the_prompt_cache_and_the_cost() {
         )
         .unwrap();
     });
-    h.select_title("Cached turns");
-    h.key(KeyCode::Char(']'));
-    h.key(KeyCode::Char(']'));
-    let s = h.screen();
+    let s = h.open("Cached turns", "]]");
     assert!(s.contains("90% hit rate (cached input / all input)"), "{s}");
     assert!(s.contains("$0.0123 of $1.00"), "{s}");
 }
@@ -216,11 +223,8 @@ fn the_usage_tab_shows_the_prompt_cache_and_the_cost() {
 #[test]
 fn assets_tab_exports_the_asset() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Match the login page");
-    h.key(KeyCode::Char('['));
-    h.key(KeyCode::Char('['));
+    let s = h.open("Match the login page", "[[");
     assert_eq!(h.app.tab, Tab::Assets);
-    let s = h.screen();
     assert!(s.contains("image/png"), "{s}");
     insta::assert_snapshot!("assets", s);
     h.key(KeyCode::Tab);
@@ -229,18 +233,7 @@ fn assets_tab_exports_the_asset() {
     assert_eq!(files.len(), 1);
     let bytes = std::fs::read(files[0].path()).unwrap();
     assert!(bytes.starts_with(b"\x89PNG"), "a real PNG was written");
-    assert!(h.screen().contains("Wrote "));
-}
-
-#[test]
-fn info_tab() {
-    let mut h = H::new(true, 120, 35);
-    h.select_title("Fix panic in config loader — try");
-    h.key(KeyCode::Char('['));
-    let s = h.screen();
-    assert!(s.contains("forked from"), "{s}");
-    assert!(s.contains("message #8"), "{s}");
-    insta::assert_snapshot!("info", s);
+    has(&h.screen(), "Wrote ");
 }
 
 #[test]
@@ -265,9 +258,7 @@ fn transcript_tool_call_expands() {
 #[test]
 fn filter_as_you_type() {
     let mut h = H::new(true, 120, 35);
-    h.key(KeyCode::Char('/'));
-    h.chars("billing");
-    let s = h.screen();
+    let s = h.look_for('/', "billing");
     assert!(s.contains("Migrate billing service"), "{s}");
     assert!(!s.contains("Walk me through"), "{s}");
     insta::assert_snapshot!("filtered", s);
@@ -279,9 +270,7 @@ fn filter_as_you_type() {
 #[test]
 fn full_text_search_jumps_to_the_message() {
     let mut h = H::new(true, 120, 35);
-    h.key(KeyCode::Char('s'));
-    h.chars("redis");
-    let s = h.screen();
+    let s = h.look_for('s', "redis");
     assert!(s.contains("Add rate limiting to the public API"), "{s}");
     assert!(!s.contains('\u{E000}') && !s.contains('\u{E001}'), "{s}");
     insta::assert_snapshot!("search", s);
@@ -304,8 +293,7 @@ fn full_text_search_jumps_to_the_message() {
 #[test]
 fn delete_asks_first_then_deletes() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Draft release notes");
-    let id = h.app.browse.list.current().unwrap().id.clone();
+    let id = h.select_title("Draft release notes");
     h.key(KeyCode::Char('d'));
     let s = h.screen();
     assert!(s.contains("Delete session"), "{s}");
@@ -341,23 +329,18 @@ fn rename_inline() {
     insta::assert_snapshot!("rename", h.screen());
     h.key(KeyCode::Enter);
     assert_eq!(h.rt.header(&id).unwrap().title, "Release notes (on hold)");
-    assert!(h.screen().contains("Release notes (on hold)"));
+    has(&h.screen(), "Release notes (on hold)");
 }
 
 #[test]
 fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Fix panic in config loader on empty file");
-    let id = h.app.browse.list.current().unwrap().id.clone();
+    let id = h.select_title("Fix panic in config loader on empty file");
     let before = h.rt.header(&id).unwrap().message_count;
     h.key(KeyCode::Enter);
     assert_eq!(h.app.screen, Screen::Conversation);
     // Before anything is sent: no model, and where to read how to configure one.
-    assert!(
-        h.screen().contains("No model configured: F1 says how"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "No model configured: F1 says how");
     h.key(KeyCode::F(1));
     let help = {
         for _ in 0..100 {
@@ -387,8 +370,7 @@ fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
 #[test]
 fn fork_from_selected_message() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Walk me through");
-    let parent = h.app.browse.list.current().unwrap().id.clone();
+    let parent = h.select_title("Walk me through");
     h.key(KeyCode::Tab);
     for _ in 0..3 {
         h.key(KeyCode::Char('j'));
@@ -409,7 +391,7 @@ fn fork_from_selected_message() {
         kids[0].id,
         "the fork is selected"
     );
-    assert!(h.screen().contains("Forked at message #3"));
+    has(&h.screen(), "Forked at message #3");
 }
 
 #[test]
@@ -418,7 +400,7 @@ fn new_session_and_export() {
     // `n` then Esc leaves nothing behind: the session exists only once a message is sent.
     h.key(KeyCode::Char('n'));
     assert_eq!(h.app.screen, Screen::Conversation);
-    assert!(h.screen().contains("New session"), "{}", h.screen());
+    has(&h.screen(), "New session");
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
     assert_eq!(h.rt.count().unwrap(), 13);
@@ -430,13 +412,12 @@ fn new_session_and_export() {
     assert_eq!(h.app.conv.composer().text(), "Start here");
     assert_eq!(h.app.screen, Screen::Conversation);
     h.key(KeyCode::Esc);
-    h.select_title("Add rate limiting");
-    let id = h.app.browse.list.current().unwrap().id.clone();
+    let id = h.select_title("Add rate limiting");
     h.key(KeyCode::Char('e'));
     let path = h.export.join(format!("{}.json", &id[..8]));
     let doc = neocode::session::file::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(doc.session.id, id);
-    assert!(h.screen().contains(&format!("{}.json", &id[..8])));
+    has(&h.screen(), &format!("{}.json", &id[..8]));
 }
 
 #[test]
@@ -456,8 +437,7 @@ fn tiny_terminal_says_so_and_never_panics() {
 #[test]
 fn resize_keeps_the_selection() {
     let mut h = H::new(true, 120, 35);
-    h.select_title("Add rate limiting");
-    let id = h.app.browse.list.current().unwrap().id.clone();
+    let id = h.select_title("Add rate limiting");
     let jobs = h.app.on_resize(80, 20);
     h.run(jobs);
     let _ = h.screen();
@@ -507,7 +487,7 @@ fn pages_load_lazily_as_the_selection_moves() {
     assert_eq!(h.app.browse.list.rows.len(), 200);
     assert_eq!(h.app.browse.list.base, 250, "sessions above the window");
     assert_eq!(h.app.browse.list.current().unwrap().title, "session 000");
-    assert!(h.screen().contains("Sessions 450/450"), "{}", h.screen());
+    has(&h.screen(), "Sessions 450/450");
     // Moving up from there brings the page above into the window.
     for _ in 0..160 {
         h.key(KeyCode::Char('k'));
@@ -731,7 +711,7 @@ fn writes_from_another_process_show_up_live() {
         14,
         "the new session is listed"
     );
-    assert!(h.screen().contains("Started in another"), "{}", h.screen());
+    has(&h.screen(), "Started in another");
     let d = h.app.browse.detail.as_ref().unwrap();
     assert_eq!(d.id, selected, "the selection stays where it was");
     assert_eq!(d.header.as_ref().unwrap().message_count, before + 1);
@@ -846,7 +826,7 @@ fn own_writes_are_not_news_but_another_process_writes_are() {
     // This process renames (through the app, as a user would): the app applies it itself.
     h.key(KeyCode::Char('R'));
     h.submit(" (mine)");
-    assert!(h.screen().contains("(mine)"), "{}", h.screen());
+    has(&h.screen(), "(mine)");
     assert!(poll(&mut h).is_empty(), "own write: nothing to reload");
     // Another process writes: the poll reloads the list.
     let other = Sessions::open(&h.app_location()).unwrap();
@@ -961,9 +941,7 @@ fn focus_is_visible_without_colour() {
 #[test]
 fn the_search_overlay_leaves_no_transcript_beside_it() {
     let mut h = H::new(true, 120, 30);
-    h.key(KeyCode::Char('s'));
-    h.chars("redis");
-    let s = h.screen();
+    let s = h.look_for('s', "redis");
     for line in s.lines().skip(1).take(26) {
         let last = line.chars().last().unwrap_or(' ');
         assert!(matches!(last, '│' | '┐' | '┘'), "{line}");
@@ -1025,7 +1003,7 @@ fn behind_terminal_too_small_only_resize_and_quit_act() {
     let before = h.rt.count().unwrap();
     let jobs = h.app.on_resize(20, 5);
     h.run(jobs);
-    assert!(h.screen().contains("Terminal too small"), "{}", h.screen());
+    has(&h.screen(), "Terminal too small");
     for c in ['d', 'y', 'n', 'f', 'R'] {
         h.key(KeyCode::Char(c));
     }
@@ -1051,15 +1029,12 @@ fn status_messages_expire_and_say_what_happened() {
     let mut h = H::new(true, 120, 35);
     h.key(KeyCode::Char('d'));
     h.key(KeyCode::Char('n'));
-    assert!(h.screen().contains("Delete cancelled."));
+    has(&h.screen(), "Delete cancelled.");
     assert!(!h.app.expire_status(NOW + 1_000), "still fresh");
     assert!(h.app.expire_status(NOW + 10_000));
     assert!(!h.screen().contains("Delete cancelled."));
     // Exporting twice: the second write is refused in words, not an OS error number.
-    h.select_title("Add rate limiting");
-    h.key(KeyCode::Char('e'));
-    h.key(KeyCode::Char('e'));
-    let s = h.screen();
+    let s = h.open("Add rate limiting", "ee");
     assert!(s.contains("file exists:"), "{s}");
     assert!(!s.contains("os error"), "{s}");
 }
@@ -1164,17 +1139,13 @@ fn plan_run_tab_shows_each_step_and_enter_opens_its_conversation() {
     insta::assert_snapshot!("plan_run", s);
     // Down to `flag`, Enter: its conversation opens.
     h.key(KeyCode::Down);
-    assert!(h.screen().contains("› ✔ flag"), "{}", h.screen());
+    has(&h.screen(), "› ✔ flag");
     h.key(KeyCode::Enter);
     let d = h.app.browse.detail.as_ref().unwrap();
     let header = d.header.as_ref().expect("the step conversation is loaded");
     assert!(header.title.starts_with("step flag:"), "{}", header.title);
     assert!(header.parent_id.is_some());
-    assert!(
-        h.screen().contains("edited src/report.rs"),
-        "{}",
-        h.screen()
-    );
+    has(&h.screen(), "edited src/report.rs");
 }
 
 #[test]
@@ -1257,9 +1228,7 @@ fn help_describes_forks_as_the_list_marks_them_and_a_filter_keeps_the_mark() {
     assert!(!help.contains("with └ is a fork"), "{help}");
     assert!(help.contains("↳ marks a fork"), "{help}");
     h.key(KeyCode::Esc);
-    h.key(KeyCode::Char('/'));
-    h.chars("panic");
-    let s = h.screen();
+    let s = h.look_for('/', "panic");
     assert!(
         s.contains("✔ ↳ Fix panic in config"),
         "the fork keeps its mark:\n{s}"

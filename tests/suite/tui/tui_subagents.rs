@@ -60,13 +60,10 @@ fn ctrl_t_lists_the_sub_agents_and_x_cancels_one_alone() {
     has(&s, "running · 1 call · ");
     has(&s, "x cancel it");
     h.key(KeyCode::Char('x'));
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::CommandTo {
-            session_id: child,
-            cmd: TurnCommand::Cancel,
-        })
-    );
+    h.took(TurnEffect::CommandTo {
+        session_id: child,
+        cmd: TurnCommand::Cancel,
+    });
     // The parent was not cancelled.
     assert!(!h.turns.contains(&TurnEffect::Command(TurnCommand::Cancel)));
     h.key(KeyCode::Esc);
@@ -92,19 +89,15 @@ fn an_opened_sub_agent_is_steered_through_its_queue_and_esc_cancels_it_not_the_p
     // Nothing was queued for the parent.
     assert!(h.rt.queued(&h.id).unwrap().is_empty());
     h.key(KeyCode::Esc);
-    assert_eq!(
-        h.turns.pop(),
-        Some(TurnEffect::CommandTo {
-            session_id: child,
-            cmd: TurnCommand::Cancel,
-        })
-    );
+    h.took(TurnEffect::CommandTo {
+        session_id: child,
+        cmd: TurnCommand::Cancel,
+    });
 }
 
 #[test]
 fn ctrl_t_without_sub_agents_says_so() {
-    let mut h = H::new();
-    h.send("Hello");
+    let mut h = H::sending("Hello");
     h.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
     assert!(matches!(h.app.overlay, Overlay::None));
     has(&h.screen(), "No sub-agent runs in this turn");

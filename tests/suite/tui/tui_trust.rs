@@ -122,8 +122,7 @@ fn the_tui_asks_once_and_open_without_records_nothing() {
     // A smaller terminal: the same screen, redrawn.
     pty.resize(24, 80);
     pty.wait_for(" q quit");
-    pty.keys("o");
-    pty.wait_for("Opened without this workspace's hooks");
+    pty.press("o", "Opened without this workspace's hooks");
     pty.keys("q");
     let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on q");
     assert_eq!(code, 0);
@@ -146,8 +145,7 @@ fn the_tui_trusts_from_a_tiny_terminal_and_does_not_ask_again() {
     HostileRepo::plant(&env.workdir, EVIL_URL);
     let mut pty = Pty::spawn(&env.home, &env.workdir, &[], &[], 5, 20);
     pty.wait_for("t trust");
-    pty.keys("t");
-    pty.wait_for("Terminal too small");
+    pty.press("t", "Terminal too small");
     pty.keys("q");
     assert_eq!(
         pty.wait_exit(Duration::from_secs(30), "quit after trust"),
