@@ -29,7 +29,6 @@ struct Tally {
 }
 
 /// Runs the import.
-#[expect(clippy::too_many_lines)]
 pub(super) fn run(
     loc: &Location,
     from: ImportSource,
@@ -41,66 +40,87 @@ pub(super) fn run(
         ImportSource::Codex => SourceTool::Codex,
     };
     let files = if paths.is_empty() {
-        let Some(home) = import::tool_home(tool) else {
-            return Err(Failure::usage(
-                "cannot find the home folder (HOME is not set)",
-            ));
-        };
-        let root = (!all_workspaces).then(|| loc.root());
-        let files = import::discover(tool, &home, root);
-        let scope = match root {
-            Some(r) => format!("for {}", sanitize::line(&r.display().to_string())),
-            None => "in all workspaces".to_string(),
-        };
-        eprintln!(
-            "{} {} transcript{} {scope} under {}",
-            files.len(),
-            tool.as_str(),
-            if files.len() == 1 { "" } else { "s" },
-            sanitize::line(&home.display().to_string())
-        );
-        files
+        discovered(loc, tool, all_workspaces)?
     } else {
-        let mut files = Vec::new();
-        for p in paths {
-            if p.is_dir() {
-                files.extend(import::jsonl_files(p));
-            } else if p.is_file() {
-                files.push(p.clone());
-            } else {
-                return Err(Failure::usage(format!(
-                    "{}: no such file or folder",
-                    sanitize::line(&p.display().to_string())
-                )));
-            }
-        }
-        import::order_parents_first(&mut files);
-        files
+        named(paths)?
     };
-
-    let mut workspaces: HashMap<PathBuf, Sessions> = HashMap::new();
     let mut tally = Tally::default();
-    // First the cheap part: where each file goes, and whether it is unchanged since its last
-    // import (size and mtime). Only the rest is read, on a second thread, and written one
-    // workspace after the other (each in transactions of several files).
+    let todo = sorted(loc, tool, &files, all_workspaces, &mut tally)?;
+    write(tool, todo, &mut tally)?;
+    report(&tally)
+}
+
+/// The tool's transcripts for this workspace (or all), said on stderr with where they are.
+fn discovered(
+    loc: &Location,
+    tool: SourceTool,
+    all_workspaces: bool,
+) -> Result<Vec<PathBuf>, Failure> {
+    let Some(home) = import::tool_home(tool) else {
+        return Err(Failure::usage(
+            "cannot find the home folder (HOME is not set)",
+        ));
+    };
+    let root = (!all_workspaces).then(|| loc.root());
+    let files = import::discover(tool, &home, root);
+    let scope = match root {
+        Some(r) => format!("for {}", sanitize::line(&r.display().to_string())),
+        None => "in all workspaces".to_string(),
+    };
+    eprintln!(
+        "{} {} transcript{} {scope} under {}",
+        files.len(),
+        tool.as_str(),
+        if files.len() == 1 { "" } else { "s" },
+        sanitize::line(&home.display().to_string())
+    );
+    Ok(files)
+}
+
+/// The transcripts the user named: files, and the `.jsonl` files of folders, parents first.
+fn named(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            files.extend(import::jsonl_files(p));
+        } else if p.is_file() {
+            files.push(p.clone());
+        } else {
+            return Err(Failure::usage(format!(
+                "{}: no such file or folder",
+                sanitize::line(&p.display().to_string())
+            )));
+        }
+    }
+    import::order_parents_first(&mut files);
+    Ok(files)
+}
+
+/// The cheap part: where each file goes, and whether it is unchanged since its last import
+/// (size and mtime). Only the rest is to be read, grouped by workspace; what cannot be placed
+/// or stamped is counted as failed.
+fn sorted(
+    loc: &Location,
+    tool: SourceTool,
+    files: &[PathBuf],
+    all_workspaces: bool,
+    tally: &mut Tally,
+) -> Result<Vec<(Sessions, Vec<import::Todo>)>, Failure> {
+    let mut workspaces: HashMap<PathBuf, Sessions> = HashMap::new();
     let mut todo: Vec<(Sessions, Vec<import::Todo>)> = Vec::new();
     let mut slot: HashMap<PathBuf, usize> = HashMap::new();
-    for path in &files {
+    for path in files {
         let target = if all_workspaces {
-            match import::peek_cwd(tool, path) {
-                Some(cwd) => match WorkspacePaths::resolve(&loc.home, Path::new(&cwd)) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        tally
-                            .failed
-                            .push((path.clone(), format!("its directory is gone ({e})")));
-                        continue;
-                    }
-                },
-                None => {
-                    tally
-                        .failed
-                        .push((path.clone(), "records no working directory".into()));
+            let found = import::peek_cwd(tool, path)
+                .ok_or_else(|| "records no working directory".to_string())
+                .and_then(|cwd| {
+                    WorkspacePaths::resolve(&loc.home, Path::new(&cwd))
+                        .map_err(|e| format!("its directory is gone ({e})"))
+                });
+            match found {
+                Ok(p) => p,
+                Err(why) => {
+                    tally.failed.push((path.clone(), why));
                     continue;
                 }
             }
@@ -143,6 +163,16 @@ pub(super) fn run(
             stamp,
         });
     }
+    Ok(todo)
+}
+
+/// Reads the files on a second thread and writes them one workspace after the other (each
+/// in transactions of several files), with a progress line on a terminal when there are many.
+fn write(
+    tool: SourceTool,
+    todo: Vec<(Sessions, Vec<import::Todo>)>,
+    tally: &mut Tally,
+) -> Result<(), Failure> {
     let total: usize = todo.iter().map(|(_, t)| t.len()).sum();
     let progress = std::io::stderr().is_terminal() && total > 20;
     let mut before = 0;
@@ -156,7 +186,7 @@ pub(super) fn run(
                     let _ = e.flush();
                 }
             }
-            import::Progress::Done(done) => count(done, &mut tally),
+            import::Progress::Done(done) => count(done, tally),
         });
         before += n;
         if let Err(e) = r {
@@ -169,7 +199,7 @@ pub(super) fn run(
     if progress {
         eprintln!();
     }
-    report(&tally)
+    Ok(())
 }
 
 /// Counts what became of one file.

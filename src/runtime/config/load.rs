@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::file::FileConfig;
+use super::file::{FileConfig, FileProvider};
 use super::mcp;
 use super::profile::chosen_provider;
 use super::{Api, ApprovalPolicy, ConfigError, DEFAULT_CONFIG, Overrides, Settings};
@@ -18,7 +18,6 @@ impl Settings {
     }
 
     /// [`Settings::load`] with an explicit environment (tests).
-    #[expect(clippy::too_many_lines)]
     pub fn load_with(
         home: &Path,
         flags: &Overrides,
@@ -46,61 +45,10 @@ impl Settings {
             .or_else(|| env("NEOCODE_PROVIDER"))
             .filter(|s| !s.trim().is_empty());
         let profiles: Vec<String> = file.providers.keys().cloned().collect();
-        // A profile chosen explicitly (`--provider`, `/provider`, a session's stored one) is
-        // what the user asked for: its own api, base URL and model win over the
-        // environment's (the flags still win over it).
-        let own = flags
-            .provider
-            .as_ref()
-            .and_then(|n| file.providers.get(n.trim()))
-            .map(|p| {
-                let own_key = p.api_key_env.is_some() || p.api_key_command.is_some();
-                (p.api.clone(), p.base_url.clone(), p.model.clone(), own_key)
-            })
-            .unwrap_or_default();
+        let own = Own::of(&file, flags);
         let p = chosen_provider(&mut file, profile.as_deref()).map_err(|e| bad(e.to_string()))?;
-        let api = match flags.api {
-            Some(a) => a,
-            None => match own
-                .0
-                .clone()
-                .or_else(|| env("NEOCODE_API"))
-                .or_else(|| p.api.clone())
-            {
-                None => Api::Chat,
-                Some(s) => Api::parse(&s).ok_or_else(|| {
-                    bad(format!(
-                        "api `{s}` is not one of chat, responses, anthropic (NEOCODE_API or api in [provider])"
-                    ))
-                })?,
-            },
-        };
-        let model = flags
-            .model
-            .clone()
-            .or_else(|| own.2.clone())
-            .or_else(|| env("NEOCODE_MODEL"))
-            .or(p.model.clone())
-            .filter(|s| !s.trim().is_empty());
-        // `api:model` names both; an explicit --api still wins.
-        let (api, model) = match model.as_deref().map(Api::split_model) {
-            Some((Some(a), m)) => (flags.api.unwrap_or(a), Some(m.to_string())),
-            _ => (api, model),
-        };
-        let key_env = p_str(p.api_key_env.as_deref()).map(str::to_string);
-        let key_command = p_str(p.api_key_command.as_deref()).map(str::to_string);
-        // An explicit profile with a key of its own never gets NEOCODE_API_KEY (another
-        // server's key).
-        let general_key = if own.3 { None } else { env("NEOCODE_API_KEY") };
-        let (api_key, explicit_source) = match general_key {
-            Some(k) => (Some(k), Some("NEOCODE_API_KEY".to_string())),
-            None => match &key_env {
-                Some(name) => (env(name), Some(name.clone())),
-                None => (None, None),
-            },
-        };
-        // A named variable wins over the command; the command is only run when needed.
-        let key_command = key_command.filter(|_| explicit_source.is_none());
+        let (api, model) = api_and_model(flags, &own, &p, &env, &bad)?;
+        let key = Key::of(&p, own.key, &env);
         let vendor_keys = [
             env(Api::Chat.key_variable()),
             env(Api::Anthropic.key_variable()),
@@ -116,7 +64,7 @@ impl Settings {
             base_url: flags
                 .base_url
                 .clone()
-                .or_else(|| own.1.clone())
+                .or(own.base_url)
                 .or_else(|| env("NEOCODE_BASE_URL"))
                 .or(p.base_url)
                 .filter(|s| !s.trim().is_empty())
@@ -132,9 +80,9 @@ impl Settings {
             system_as_text: p.system_as_text.unwrap_or(false),
             first_call_requires_tool,
             max_output_tokens: p.max_output_tokens.unwrap_or(16_000).max(1),
-            key_command,
-            api_key,
-            explicit_source,
+            key_command: key.command,
+            api_key: key.value,
+            explicit_source: key.source,
             vendor_keys,
             context_window: p.context_window.unwrap_or(128_000).max(1),
             context_window_known: p.context_window.is_some(),
@@ -159,8 +107,111 @@ impl Settings {
     }
 }
 
-/// `tool_choice`: `"required"` makes the first model call of each prompt call a tool;
-/// `"auto"` (the default) leaves it to the model.
+/// What a profile chosen explicitly (`--provider`, `/provider`, a session's stored one) says
+/// itself: what the user asked for, so its own api, base URL and model win over the
+/// environment's (the flags still win over it).
+#[derive(Default)]
+struct Own {
+    api: Option<String>,
+    base_url: Option<String>,
+    model: Option<String>,
+    /// It names a key of its own (a variable or a command).
+    key: bool,
+}
+
+impl Own {
+    fn of(file: &FileConfig, flags: &Overrides) -> Own {
+        flags
+            .provider
+            .as_ref()
+            .and_then(|n| file.providers.get(n.trim()))
+            .map(|p| Own {
+                api: p.api.clone(),
+                base_url: p.base_url.clone(),
+                model: p.model.clone(),
+                key: p.api_key_env.is_some() || p.api_key_command.is_some(),
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The wire API and the model: the flags, then the explicit profile, the environment and
+/// the chosen provider; `api:model` names both (an explicit --api still wins).
+fn api_and_model(
+    flags: &Overrides,
+    own: &Own,
+    p: &FileProvider,
+    env: &dyn Fn(&str) -> Option<String>,
+    bad: &dyn Fn(String) -> ConfigError,
+) -> Result<(Api, Option<String>), ConfigError> {
+    let api = match flags.api {
+        Some(a) => a,
+        None => match own
+            .api
+            .clone()
+            .or_else(|| env("NEOCODE_API"))
+            .or_else(|| p.api.clone())
+        {
+            None => Api::Chat,
+            Some(s) => Api::parse(&s).ok_or_else(|| {
+                bad(format!(
+                    "api `{s}` is not one of chat, responses, anthropic (NEOCODE_API or api in [provider])"
+                ))
+            })?,
+        },
+    };
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| own.model.clone())
+        .or_else(|| env("NEOCODE_MODEL"))
+        .or_else(|| p.model.clone())
+        .filter(|s| !s.trim().is_empty());
+    Ok(match model.as_deref().map(Api::split_model) {
+        Some((Some(a), m)) => (flags.api.unwrap_or(a), Some(m.to_string())),
+        _ => (api, model),
+    })
+}
+
+/// Where the API key comes from.
+struct Key {
+    value: Option<String>,
+    /// The variable it was read from (or was to be read from).
+    source: Option<String>,
+    /// The command to run for it; only when no variable is named, and only run when needed.
+    command: Option<String>,
+}
+
+impl Key {
+    /// `NEOCODE_API_KEY`, else the provider's `api_key_env`, else its `api_key_command`. An
+    /// explicit profile with a key of its own never gets `NEOCODE_API_KEY` (another server's
+    /// key).
+    fn of(p: &FileProvider, own_key: bool, env: &dyn Fn(&str) -> Option<String>) -> Key {
+        let key_env = p_str(p.api_key_env.as_deref()).map(str::to_string);
+        let general = if own_key {
+            None
+        } else {
+            env("NEOCODE_API_KEY")
+        };
+        let (value, source) = match general {
+            Some(k) => (Some(k), Some("NEOCODE_API_KEY".to_string())),
+            None => match &key_env {
+                Some(name) => (env(name), Some(name.clone())),
+                None => (None, None),
+            },
+        };
+        let command = p_str(p.api_key_command.as_deref())
+            .map(str::to_string)
+            .filter(|_| source.is_none());
+        Key {
+            value,
+            source,
+            command,
+        }
+    }
+}
+
+/// `[sandbox]` in the mode it names, confining under `home`.
 fn sandbox_settings(
     f: super::file::FileSandbox,
     mode: SandboxMode,
