@@ -15,10 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::front_matter::{self, Document, FileError, FrontMatterError, read_capped};
+use super::front_matter::{self, Document, FileError, FrontMatterError, md_files, read_capped};
 
-/// Folders below a commands folder that are entered (`a/b/c.md` is `/a:b:c`).
-const MAX_DEPTH: usize = 4;
 /// Characters of a description taken from the body's first line.
 const DESCRIPTION_CHARS: usize = 100;
 
@@ -187,34 +185,6 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
-    }
-}
-
-/// The `*.md` files below `dir` with their command names (folders joined with `:`), sorted
-/// by path (custom commands and plugins' commands and agents). A symbolic link is never
-/// followed: a file planted as a link to `~/.ssh/id_rsa` is not read into a prompt.
-pub(crate) fn md_files(top: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths {
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if meta.is_dir() {
-            if depth < MAX_DEPTH {
-                md_files(top, &path, depth + 1, out);
-            }
-        } else if path.extension().is_some_and(|x| x == "md") && meta.is_file() {
-            let rel = path.strip_prefix(top).unwrap_or(&path).with_extension("");
-            let name: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            out.push((path, name.join(":")));
-        }
     }
 }
 

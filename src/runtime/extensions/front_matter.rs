@@ -2,7 +2,8 @@
 //! custom slash commands): a `---` line, YAML-like `key: value` lines, a closing `---` line,
 //! then the body. One reader for all of them, so a file means the same thing everywhere.
 //! Beside it, what their loaders share: the size-capped read of a file and the record of a
-//! file left out (with the instruction files), reported once per process.
+//! file left out (with the instruction files), reported once per process, and the walk that
+//! finds the `*.md` files of a commands folder (and a plugin's commands and agents).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -229,6 +230,37 @@ fn strip_comment(s: &str) -> &str {
     match s.find(" #") {
         Some(i) => s[..i].trim_end(),
         None => s,
+    }
+}
+
+/// Folders below a commands folder that are entered (`a/b/c.md` is `/a:b:c`).
+const MAX_DEPTH: usize = 4;
+
+/// The `*.md` files below `dir` with their command names (folders joined with `:`), sorted
+/// by path (custom commands and plugins' commands and agents). A symbolic link is never
+/// followed: a file planted as a link to `~/.ssh/id_rsa` is not read into a prompt.
+pub(crate) fn md_files(top: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if depth < MAX_DEPTH {
+                md_files(top, &path, depth + 1, out);
+            }
+        } else if path.extension().is_some_and(|x| x == "md") && meta.is_file() {
+            let rel = path.strip_prefix(top).unwrap_or(&path).with_extension("");
+            let name: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            out.push((path, name.join(":")));
+        }
     }
 }
 

@@ -70,7 +70,7 @@ impl ProviderError {
     ) -> ProviderError {
         ProviderError {
             kind,
-            message: super::transport::redact(message, key),
+            message: super::redact::redact(message, key),
             partial,
         }
     }

@@ -15,6 +15,7 @@ mod error;
 pub mod http;
 pub(crate) mod openai;
 pub(crate) mod quirks;
+mod redact;
 mod request;
 pub mod responses;
 mod retry_after;

@@ -1,7 +1,7 @@
 //! What every HTTP provider (Chat Completions, Responses, Anthropic Messages) shares: the
 //! client and its runtime, the send path (429 and 5xx retried with backoff and `Retry-After`,
 //! the error body read, a connection dropped unanswered sent once more), waiting with a
-//! cancel and a limit, durations and errors in words, and the key kept out of messages.
+//! cancel and a limit, durations and errors in words.
 
 use std::future::Future;
 use std::time::Duration;
@@ -14,31 +14,6 @@ use super::sse::StreamEvent;
 use crate::runtime::cancel::CancelFlag;
 pub(super) use crate::runtime::net::root_cause;
 use crate::runtime::net::tls_config;
-
-/// Replaces `key` and `sk-...` tokens in `s` with `***`.
-pub(crate) fn redact(s: &str, key: Option<&str>) -> String {
-    let mut out = match key {
-        Some(k) if k.len() >= 4 => s.replace(k, "***"),
-        _ => s.to_string(),
-    };
-    let mut from = 0;
-    while let Some(at) = out[from..].find("sk-") {
-        let i = from + at;
-        from = i + 3;
-        // Inside a word (`task-1`, `disk-usage`) it is no key's start.
-        if out[..i].ends_with(|c: char| c.is_ascii_alphanumeric()) {
-            continue;
-        }
-        let end = out[i..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '*'))
-            .map_or(out.len(), |e| i + e);
-        if end - i <= 3 {
-            continue;
-        }
-        out.replace_range(i..end, "***");
-    }
-    out
-}
 
 pub(super) enum Waited<T> {
     Done(T),

@@ -166,7 +166,7 @@ impl Plugin {
                     .push((format!("{}:{}", self.name, stem.unwrap_or_default()), place));
             } else {
                 let mut found = Vec::new();
-                crate::runtime::extensions::commands::md_files(&place, &place, 0, &mut found);
+                crate::runtime::extensions::front_matter::md_files(&place, &place, 0, &mut found);
                 for (path, name) in found {
                     b.commands.push((format!("{}:{name}", self.name), path));
                 }
@@ -179,7 +179,7 @@ impl Plugin {
                 b.agents.push(place);
             } else {
                 let mut found = Vec::new();
-                crate::runtime::extensions::commands::md_files(
+                crate::runtime::extensions::front_matter::md_files(
                     &place, &place, MAX_DEPTH, &mut found,
                 );
                 b.agents.extend(found.into_iter().map(|(p, _)| p));

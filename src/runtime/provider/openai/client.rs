@@ -42,7 +42,7 @@ pub(super) const NAME: &str = "openai";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::transport::redact;
+    use crate::runtime::provider::redact::redact;
 
     #[test]
     fn redact_removes_key_and_sk_tokens() {

@@ -14,5 +14,5 @@ mod read;
 mod send;
 mod stream;
 
-pub(crate) use super::transport::redact;
+pub(crate) use super::redact::redact;
 pub use client::OpenAi;
