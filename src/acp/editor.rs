@@ -20,8 +20,11 @@ pub(crate) fn client_gone(cx: &ConnectionTo<Client>, e: &agent_client_protocol::
 }
 
 /// Why a request to the editor failed.
+#[derive(Debug, thiserror::Error)]
 pub(crate) enum Asked {
+    #[error("the editor went away")]
     Gone,
+    #[error("{0}")]
     Failed(String),
 }
 
@@ -78,14 +81,11 @@ impl Editor {
     pub(crate) fn block_on<T>(
         &self,
         work: impl Future<Output = Result<T, Asked>>,
-    ) -> Result<T, String> {
-        match self.rt.block_on(work) {
-            Ok(v) => Ok(v),
-            Err(Asked::Gone) => {
-                (self.on_gone)();
-                Err("the editor went away".into())
-            }
-            Err(Asked::Failed(why)) => Err(why),
+    ) -> Result<T, Asked> {
+        let r = self.rt.block_on(work);
+        if matches!(r, Err(Asked::Gone)) {
+            (self.on_gone)();
         }
+        r
     }
 }

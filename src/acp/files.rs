@@ -28,7 +28,7 @@ impl EditorFiles {
     {
         self.editor
             .block_on(self.editor.ask(req, ANSWER_WITHIN))
-            .map_err(|why| FileAccessError(crate::sanitize::line(&why).into_owned()))
+            .map_err(|why| FileAccessError(crate::sanitize::line(&why.to_string()).into_owned()))
     }
 }
 

@@ -139,6 +139,6 @@ impl CommandTerminal for EditorTerminal {
     fn run(&self, command: &TerminalCommand) -> Result<TerminalExit, TerminalError> {
         self.editor
             .block_on(self.drive(command))
-            .map_err(TerminalError)
+            .map_err(|why| TerminalError(why.to_string()))
     }
 }
