@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::runtime::Sessions;
 use crate::runtime::agent::FinishReason;
 use crate::sanitize;
-use crate::session::{Message, Role, Usage};
+use crate::session::{Message, Role, SessionHeader, Usage};
 
 /// Version of the `stream-json` event stream (docs/headless.md, "Versioning").
 pub(crate) const STREAM_VERSION: u32 = 1;
@@ -26,22 +26,22 @@ pub(super) struct Before {
 impl Before {
     /// The state of the session `key` names (nothing when it does not resolve).
     pub(super) fn of(sessions: &Sessions, key: Option<&str>) -> Before {
-        let Some(s) = key
+        // The header alone: a long transcript is not read to learn where it ends.
+        let Some(h) = key
             .and_then(|k| sessions.resolve(k).ok())
-            .and_then(|id| sessions.load(&id).ok())
+            .and_then(|id| sessions.header(&id).ok())
         else {
             return Before::default();
         };
         Before {
-            last_seq: s.messages.last().map_or(0, |m| m.seq),
-            cost_usd: cost(&s),
+            last_seq: h.last_seq,
+            cost_usd: cost(&h),
         }
     }
 }
 
-fn cost(s: &crate::session::Session) -> f64 {
-    s.header
-        .ledger
+fn cost(h: &SessionHeader) -> f64 {
+    h.ledger
         .as_ref()
         .and_then(|l| l.usage.cost_usd)
         .unwrap_or(0.0)
@@ -62,28 +62,24 @@ pub(super) struct Ended<'a> {
 
 /// The run's final answer: the text of the last assistant message it stored.
 pub(super) fn answer(sessions: &Sessions, id: &str, before: Before) -> String {
+    // Only the messages the run added are read, however long the session was before it.
     sessions
-        .load(id)
-        .ok()
-        .and_then(|s| {
-            s.messages
-                .iter()
-                .rev()
-                .take_while(|m| m.seq > before.last_seq)
-                .filter(|m| m.role == Role::Assistant)
-                .map(Message::text)
-                .find(|t| !t.trim().is_empty())
-        })
+        .messages(id, before.last_seq.saturating_add(1), i64::MAX)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .filter(|m| m.role == Role::Assistant)
+        .map(Message::text)
+        .find(|t| !t.trim().is_empty())
         .unwrap_or_default()
 }
 
 /// The `result` object.
 pub(super) fn result(sessions: &Sessions, before: Before, answer: &str, end: &Ended) -> Value {
-    let session = sessions.load(end.session_id).ok();
-    let cost_usd = session.as_ref().and_then(|s| {
-        let spent = cost(s) - before.cost_usd;
-        s.header
-            .ledger
+    let header = sessions.header(end.session_id).ok();
+    let cost_usd = header.as_ref().and_then(|h| {
+        let spent = cost(h) - before.cost_usd;
+        h.ledger
             .as_ref()
             .and_then(|l| l.usage.cost_usd)
             .map(|_| (spent * 1e6).round() / 1e6)

@@ -29,11 +29,16 @@ impl Settings {
             message,
         };
         let text = read_or_create(home, &path)?;
-        let mut file: FileConfig =
-            toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
-        let mut mcp_servers = mcp::parse(&text).map_err(|e| bad(e.to_string()))?;
+        // The text is parsed once; the settings, the MCP servers and the language servers
+        // are each read from the one table.
+        let doc: toml::Table = toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
+        let mut file: FileConfig = doc
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| bad(e.message().to_string()))?;
+        let mut mcp_servers = mcp::from_table(&doc).map_err(|e| bad(e.to_string()))?;
         mcp::set_token_files(home, &mut mcp_servers);
-        let lsp = super::lsp::parse(&text).map_err(|e| bad(e.to_string()))?;
+        let lsp = super::lsp::from_table(&doc).map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())

@@ -180,8 +180,17 @@ pub fn load(home: &std::path::Path) -> Result<LspSettings, LspConfigError> {
 /// The `[lsp]` settings of a `config.toml` text (the defaults when it has no such table).
 pub fn parse(text: &str) -> Result<LspSettings, LspConfigError> {
     let whole: Whole = toml::from_str(text).map_err(|e| LspConfigError(e.message().to_string()))?;
+    from_value(whole.lsp)
+}
+
+/// The `[lsp]` settings of a parsed config file.
+pub(super) fn from_table(doc: &toml::Table) -> Result<LspSettings, LspConfigError> {
+    from_value(doc.get("lsp").cloned())
+}
+
+fn from_value(lsp: Option<toml::Value>) -> Result<LspSettings, LspConfigError> {
     let mut out = LspSettings::default();
-    let Some(v) = whole.lsp else {
+    let Some(v) = lsp else {
         return Ok(out);
     };
     let file: FileLsp = v

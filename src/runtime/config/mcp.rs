@@ -244,6 +244,11 @@ pub(crate) fn parse(text: &str) -> Result<Vec<ServerConfig>, ServersError> {
     let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         ServersError::Toml(e.to_string().lines().next().unwrap_or("").to_string())
     })?;
+    from_table(&doc)
+}
+
+/// The `[mcp_servers.*]` tables of a parsed config file, sorted by name.
+pub(super) fn from_table(doc: &toml::Table) -> Result<Vec<ServerConfig>, ServersError> {
     let Some(servers) = doc.get("mcp_servers") else {
         return Ok(Vec::new());
     };

@@ -264,6 +264,33 @@ fn json_is_only_the_result_and_names_the_files_changed() {
 }
 
 #[test]
+fn a_continued_run_reports_only_its_own_answer_and_files() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        Reply::tool_calls(&[("w1", "write_file", WRITE_NEW)]),
+        Reply::text("Written."),
+        Reply::tool_calls(&[("c1", "list_dir", r#"{"path":"."}"#)]),
+        Reply::text("Checked."),
+    ]);
+    let first = run(&env, &srv, &["run", "--approve", "never-ask", "write it"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--continue", "--output-format", "json", "check it"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ls = lines(&o);
+    assert_eq!(types(&ls), ["result"]);
+    assert_eq!(ls[0]["answer"], "Checked.");
+    assert_eq!(
+        ls[0]["files_changed"],
+        json!([]),
+        "new.txt was the first run's"
+    );
+    assert_eq!(srv.requests().len(), 4);
+}
+
+#[test]
 fn quiet_text_prints_the_answer_only_and_a_prompt_file_takes_piped_input() {
     let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::tool_calls(&[("c1", "list_dir", r#"{"path":"."}"#)]),
