@@ -11,12 +11,16 @@ use super::error::{Result, StoreError};
 /// Newest schema version this binary reads and writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// The columns of `sessions` at version 1, with the `parent_id` column definition given (the
-/// version-3 rebuild copies them without the parent's foreign key).
-macro_rules! sessions_v1_columns {
-    ($parent_id:literal) => {
-        concat!(
-            r"        id                 TEXT PRIMARY KEY,
+/// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 0 -> 1: the first schema.
+    r"
+    CREATE TABLE workspace (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE sessions (
+        id                 TEXT PRIMARY KEY,
         title              TEXT NOT NULL DEFAULT '',
         first_prompt       TEXT NOT NULL DEFAULT '',
         created_at_ms      INTEGER NOT NULL,
@@ -24,9 +28,9 @@ macro_rules! sessions_v1_columns {
         provider           TEXT NOT NULL DEFAULT '',
         model              TEXT NOT NULL DEFAULT '',
         workdir            TEXT NOT NULL DEFAULT '',
-        status             TEXT NOT NULL DEFAULT 'created',",
-            $parent_id,
-            r"        fork_seq           INTEGER,
+        status             TEXT NOT NULL DEFAULT 'created',
+        parent_id          TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        fork_seq           INTEGER,
         conversation_key   TEXT,
         task_state_json    TEXT,
         todos_json         TEXT,
@@ -40,44 +44,13 @@ macro_rules! sessions_v1_columns {
         asset_count        INTEGER NOT NULL DEFAULT 0,
         plan_total         INTEGER NOT NULL DEFAULT 0,
         plan_done          INTEGER NOT NULL DEFAULT 0,
-        plan_failed        INTEGER NOT NULL DEFAULT 0"
-        )
-    };
-}
-
-/// The version-1 indexes of `sessions` by conversation key and by parent, which the version-3
-/// rebuild creates again.
-macro_rules! sessions_v1_lookups {
-    () => {
-        r"    CREATE INDEX sessions_by_key ON sessions(conversation_key, updated_at_ms DESC)
-        WHERE conversation_key IS NOT NULL;
-    CREATE INDEX sessions_by_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;
-"
-    };
-}
-
-/// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[
-    // 0 -> 1: the first schema.
-    concat!(
-        r"
-    CREATE TABLE workspace (
-        key   TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-    );
-    CREATE TABLE sessions (
-",
-        sessions_v1_columns!(
-            r"
-        parent_id          TEXT REFERENCES sessions(id) ON DELETE SET NULL,
-"
-        ),
-        r"
+        plan_failed        INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX sessions_by_activity ON sessions(updated_at_ms); -- (updated_at_ms, rowid), scanned backwards
-",
-        sessions_v1_lookups!(),
-        r"    CREATE TABLE messages (
+    CREATE INDEX sessions_by_key ON sessions(conversation_key, updated_at_ms DESC)
+        WHERE conversation_key IS NOT NULL;
+    CREATE INDEX sessions_by_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;
+    CREATE TABLE messages (
         id                 INTEGER PRIMARY KEY,
         session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
         seq                INTEGER NOT NULL,
@@ -110,8 +83,7 @@ pub const MIGRATIONS: &[&str] = &[
         write_seq    INTEGER NOT NULL,
         PRIMARY KEY (session_id, step_id, kind)
     ) WITHOUT ROWID;
-    "
-    ),
+    ",
     // 1 -> 2: messages point at their search-index row instead of sharing its rowid, so a
     // fork's copied messages share the source's index rows rather than re-indexing the text
     // (re-indexing was most of the cost of forking a long session). An index row is deleted
@@ -130,16 +102,33 @@ pub const MIGRATIONS: &[&str] = &[
     // session came from (tool, version, its id there, a stamp of the file read, metadata),
     // and per message: cached-input, cache-write and reasoning tokens, an injected flag and a
     // metadata object.
-    concat!(
-        r"
+    r"
     CREATE TABLE sessions_v3 (
-",
-        sessions_v1_columns!(
-            r"
+        id                 TEXT PRIMARY KEY,
+        title              TEXT NOT NULL DEFAULT '',
+        first_prompt       TEXT NOT NULL DEFAULT '',
+        created_at_ms      INTEGER NOT NULL,
+        updated_at_ms      INTEGER NOT NULL,
+        provider           TEXT NOT NULL DEFAULT '',
+        model              TEXT NOT NULL DEFAULT '',
+        workdir            TEXT NOT NULL DEFAULT '',
+        status             TEXT NOT NULL DEFAULT 'created',
         parent_id          TEXT,
-"
-        ),
-        r",
+        fork_seq           INTEGER,
+        conversation_key   TEXT,
+        task_state_json    TEXT,
+        todos_json         TEXT,
+        skills_json        TEXT,
+        plan_json          TEXT,
+        ledger_json        TEXT,
+        token_input_total  INTEGER NOT NULL DEFAULT 0,
+        token_output_total INTEGER NOT NULL DEFAULT 0,
+        last_seq           INTEGER NOT NULL DEFAULT 0,
+        message_count      INTEGER NOT NULL DEFAULT 0,
+        asset_count        INTEGER NOT NULL DEFAULT 0,
+        plan_total         INTEGER NOT NULL DEFAULT 0,
+        plan_done          INTEGER NOT NULL DEFAULT 0,
+        plan_failed        INTEGER NOT NULL DEFAULT 0,
         subagent_of        TEXT,
         source_tool        TEXT,
         source_version     TEXT,
@@ -160,9 +149,10 @@ pub const MIGRATIONS: &[&str] = &[
     DROP TABLE sessions;
     ALTER TABLE sessions_v3 RENAME TO sessions;
     CREATE INDEX sessions_by_activity ON sessions(updated_at_ms);
-",
-        sessions_v1_lookups!(),
-        r"    CREATE INDEX sessions_by_subagent_parent ON sessions(subagent_of)
+    CREATE INDEX sessions_by_key ON sessions(conversation_key, updated_at_ms DESC)
+        WHERE conversation_key IS NOT NULL;
+    CREATE INDEX sessions_by_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;
+    CREATE INDEX sessions_by_subagent_parent ON sessions(subagent_of)
         WHERE subagent_of IS NOT NULL;
     CREATE INDEX sessions_by_source ON sessions(source_tool, source_id)
         WHERE source_id IS NOT NULL;
@@ -171,8 +161,7 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE messages ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE messages ADD COLUMN injected INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE messages ADD COLUMN metadata_json TEXT;
-    "
-    ),
+    ",
     // 3 -> 4: CJK words and emoji become searchable. The index keeps symbols (`So`: emoji)
     // as tokens, and indexed text carries a separator around each CJK character and symbol
     // (`neocode_index_text`, registered on every connection; see src/session/search/text.rs), so

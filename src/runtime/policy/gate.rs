@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::runtime::policy::file_error::FileError;
+use crate::runtime::policy::file_error::PolicyFileError;
 use crate::runtime::policy::hooks::{
     HookEvent, HookOutcome, HookPayload, HookRun, Hooks, PermissionDecision,
 };
@@ -52,7 +52,7 @@ pub struct Loaded {
 pub enum GateError {
     /// A rule file or a hooks file is malformed.
     #[error("{0}")]
-    File(#[from] FileError),
+    File(#[from] PolicyFileError),
 }
 
 /// Why the rules of an "always" answer were not kept.

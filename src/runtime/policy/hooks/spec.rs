@@ -221,7 +221,7 @@ struct HooksFile {
 }
 
 /// A malformed hooks file (or one that cannot be read).
-pub(crate) type HooksError = crate::runtime::policy::file_error::FileError;
+pub(crate) type HooksError = crate::runtime::policy::file_error::PolicyFileError;
 
 /// What a hook is told: the JSON object on its stdin (Claude Code's field names). Fields
 /// that do not apply to an event are left out.

@@ -115,4 +115,4 @@ impl Decision {
 }
 
 /// A malformed rule file (or one that cannot be read or written).
-pub type RulesError = crate::runtime::policy::file_error::FileError;
+pub type RulesError = crate::runtime::policy::file_error::PolicyFileError;
