@@ -317,17 +317,19 @@ pub struct PlanCounts {
     pub total: u64,
 }
 
+/// A step for tests: titled by its id in capitals.
+#[cfg(test)]
+pub(crate) fn step(id: &str, deps: &[&str]) -> Step {
+    Step {
+        id: id.into(),
+        title: id.to_uppercase(),
+        depends_on: deps.iter().map(ToString::to_string).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn step(id: &str, deps: &[&str]) -> Step {
-        Step {
-            id: id.into(),
-            title: id.to_uppercase(),
-            depends_on: deps.iter().map(ToString::to_string).collect(),
-        }
-    }
 
     #[test]
     fn layers_follow_dependencies() {

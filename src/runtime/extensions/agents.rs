@@ -375,14 +375,9 @@ mod tests {
     /// (the built-ins' budget is in `tools::registry`'s test).
     #[test]
     fn the_task_tools_stay_lean() {
-        use crate::runtime::provider::quirks::estimate_tokens;
         let tokens: u64 = tool_defs(&Profiles::default())
             .iter()
-            .map(|t| {
-                estimate_tokens(&t.name)
-                    + estimate_tokens(&t.description)
-                    + estimate_tokens(&t.parameters.to_string())
-            })
+            .map(ToolDef::estimated_tokens)
             .sum();
         println!("task tool definitions: ~{tokens} tokens");
         // 187 before `worktree` was added, 211 with it.

@@ -250,11 +250,7 @@ impl App {
 
     /// The selected message expands or collapses.
     fn toggle_expand(&mut self) -> Vec<Effect> {
-        if let Some(t) = self
-            .browse
-            .detail
-            .as_mut()
-            .and_then(|d| d.transcript.as_mut())
+        if let Some(t) = self.browse.transcript_mut()
             && let Some(s) = t.selected
             && !t.expanded.remove(&s)
         {
@@ -317,12 +313,7 @@ impl App {
             self.stash_draft();
             self.screen = Screen::Browse;
             self.status = None;
-            if let Some(t) = self
-                .browse
-                .detail
-                .as_mut()
-                .and_then(|d| d.transcript.as_mut())
-            {
+            if let Some(t) = self.browse.transcript_mut() {
                 t.follow_end = false;
                 t.top = (1, 0);
                 t.selected = None;

@@ -79,12 +79,7 @@ impl App {
             Reply::Messages {
                 id, from, messages, ..
             } => {
-                let Some(t) = self
-                    .browse
-                    .detail
-                    .as_mut()
-                    .and_then(|d| d.transcript.as_mut())
-                else {
+                let Some(t) = self.browse.transcript_mut() else {
                     return Vec::new();
                 };
                 // Each chunk keeps the token it was asked with.

@@ -16,12 +16,7 @@ impl App {
             self.say("Copy works on the transcript: ] or [ to the Transcript tab.");
             return Vec::new();
         }
-        let Some(t) = self
-            .browse
-            .detail
-            .as_mut()
-            .and_then(|d| d.transcript.as_mut())
-        else {
+        let Some(t) = self.browse.transcript_mut() else {
             self.say("Nothing to copy yet.");
             return Vec::new();
         };

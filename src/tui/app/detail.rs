@@ -21,12 +21,7 @@ impl App {
     /// Asks for the transcript chunks the viewport needs that are neither loaded nor asked.
     pub(super) fn load_window(&mut self) -> Vec<Effect> {
         let (_, h) = self.viewport();
-        let Some(t) = self
-            .browse
-            .detail
-            .as_ref()
-            .and_then(|d| d.transcript.as_ref())
-        else {
+        let Some(t) = self.browse.transcript() else {
             return Vec::new();
         };
         let id = t.id.clone();
@@ -42,12 +37,7 @@ impl App {
                     to,
                 },
             );
-            if let Some(t) = self
-                .browse
-                .detail
-                .as_mut()
-                .and_then(|d| d.transcript.as_mut())
-            {
+            if let Some(t) = self.browse.transcript_mut() {
                 t.requested(c, job.token);
             }
             effects.push(Effect::Storage(job));
@@ -61,12 +51,7 @@ impl App {
     ) -> Vec<Effect> {
         let (w, h) = self.viewport();
         let theme = self.theme;
-        if let Some(t) = self
-            .browse
-            .detail
-            .as_mut()
-            .and_then(|d| d.transcript.as_mut())
-        {
+        if let Some(t) = self.browse.transcript_mut() {
             f(t, w, h, theme);
         }
         self.load_window()
@@ -117,12 +102,7 @@ impl App {
         if !matches!(self.overlay, Overlay::Plan(_)) {
             self.overlay = Overlay::None;
         }
-        if let Some(t) = self
-            .browse
-            .detail
-            .as_mut()
-            .and_then(|d| d.transcript.as_mut())
-        {
+        if let Some(t) = self.browse.transcript_mut() {
             t.follow_end = true;
             t.selected = None;
         }

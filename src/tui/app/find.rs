@@ -149,12 +149,7 @@ impl App {
         if !self.current(Slot::Find, token) {
             return Vec::new();
         }
-        let from_end = self
-            .browse
-            .detail
-            .as_ref()
-            .and_then(|d| d.transcript.as_ref())
-            .is_none_or(|t| t.follow_end);
+        let from_end = self.browse.transcript().is_none_or(|t| t.follow_end);
         let Some(d) = self.browse.detail.as_mut().filter(|d| d.id == id) else {
             return Vec::new();
         };

@@ -5,6 +5,7 @@
 use crate::session::{PageKey, SessionSummary};
 use crate::tui::input::Input;
 use crate::tui::pane::Detail;
+use crate::tui::transcript::Transcript;
 
 /// What the browse screen holds.
 #[derive(Debug, Default)]
@@ -16,6 +17,18 @@ pub struct Browse {
     pub(crate) data_version: Option<i64>,
     /// What to select when the answer holding it arrives.
     pub(crate) pending: PendingSelection,
+}
+
+impl Browse {
+    /// The open session's transcript window, once its header arrived.
+    pub(crate) fn transcript(&self) -> Option<&Transcript> {
+        self.detail.as_ref().and_then(|d| d.transcript.as_ref())
+    }
+
+    /// [`Browse::transcript`], to change.
+    pub(crate) fn transcript_mut(&mut self) -> Option<&mut Transcript> {
+        self.detail.as_mut().and_then(|d| d.transcript.as_mut())
+    }
 }
 
 /// "Select this when it arrives": what the user (or another process's write) asked to have

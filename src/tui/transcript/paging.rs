@@ -1,7 +1,7 @@
 //! Tests of paging through a loaded transcript window.
 
 use super::*;
-use crate::session::{Part, Role, Usage};
+use crate::session::{NewMessage, Role};
 
 fn session(n: i64) -> Transcript {
     let mut t = Transcript::new("s", n, true);
@@ -9,19 +9,9 @@ fn session(n: i64) -> Transcript {
         let (a, b) = chunk_range(c);
         t.requested(c, c as u64);
         let msgs = (a..=b.min(n))
-            .map(|seq| Message {
-                seq,
-                role: Role::User,
-                parts: vec![Part::Text {
-                    text: format!("message {seq}\nsecond line"),
-                }],
-                tool_calls: Vec::new(),
-                tool_call_id: None,
-                is_error: false,
-                tool_metadata: None,
-                created_at_ms: 0,
-                usage: Usage::default(),
-                extra: Default::default(),
+            .map(|seq| {
+                let text = format!("message {seq}\nsecond line");
+                Message::stored(seq, NewMessage::text(Role::User, text))
             })
             .collect();
         assert!(t.loaded(c as u64, a, msgs));

@@ -2,22 +2,17 @@
 
 use super::tool::args_summary;
 use super::*;
-use crate::session::{Part, Role, ToolCall, Usage};
+use crate::session::{NewMessage, Part, Role, ToolCall};
 use ratatui::style::{Color, Modifier};
 
 fn msg(role: Role, parts: Vec<Part>, tool_calls: Vec<ToolCall>) -> Message {
-    Message {
-        seq: 3,
-        role,
+    let new = NewMessage {
+        role: Some(role),
         parts,
         tool_calls,
-        tool_call_id: None,
-        is_error: false,
-        tool_metadata: None,
-        created_at_ms: 0,
-        usage: Usage::default(),
-        extra: Default::default(),
-    }
+        ..NewMessage::default()
+    };
+    Message::stored(3, new)
 }
 
 fn text(lines: &[Line<'_>]) -> Vec<String> {

@@ -233,13 +233,7 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
     }
     let mut marker = false;
     if following {
-        lines.extend(extra.into_iter().map(|l| {
-            let mut spans = vec![Span::raw(" ")];
-            spans.extend(l.spans);
-            Line::from(spans)
-        }));
-        let skip = lines.len().saturating_sub(h);
-        lines.drain(..skip);
+        super::text::follow_end(&mut lines, extra, h);
     } else {
         marker = live.is_some_and(|l| !l.finished || !extra.is_empty());
     }

@@ -170,13 +170,7 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
         })
         .collect();
     if !extra.is_empty() {
-        lines.extend(extra.into_iter().map(|l| {
-            let mut spans = vec![Span::raw(" ")];
-            spans.extend(l.spans);
-            Line::from(spans)
-        }));
-        let skip = lines.len().saturating_sub(h);
-        lines.drain(..skip);
+        super::text::follow_end(&mut lines, extra, h);
     }
     frame.render_widget(Paragraph::new(lines), area);
 }

@@ -1,4 +1,4 @@
-//! Text helpers the views share: widths and truncation.
+//! Text helpers the views share: widths, truncation, and the live lines under a followed end.
 
 use crate::sanitize;
 
@@ -26,4 +26,20 @@ pub(crate) fn fit(s: &str, w: usize) -> String {
     }
     out.push('…');
     out
+}
+
+/// Puts the live cell's `extra` lines (indented one column, past the selection bar) under
+/// `lines` and keeps the last `h`: the view follows the end.
+pub(super) fn follow_end(
+    lines: &mut Vec<ratatui::text::Line<'static>>,
+    extra: Vec<ratatui::text::Line<'static>>,
+    h: usize,
+) {
+    lines.extend(extra.into_iter().map(|l| {
+        let mut spans = vec![ratatui::text::Span::raw(" ")];
+        spans.extend(l.spans);
+        ratatui::text::Line::from(spans)
+    }));
+    let skip = lines.len().saturating_sub(h);
+    lines.drain(..skip);
 }

@@ -295,20 +295,19 @@ fn a_continued_run_reports_only_its_own_answer_and_files() {
 /// session stood before it (the result, `-o`, and not the first run's file).
 #[test]
 fn a_run_that_compacts_midway_still_reports_its_own_answer_and_files() {
-    let (env, srv) =
-        Env::new(KEY, "context_window = 1000\ncompact_at = 0.5\n").with_server(vec![
-            Reply::tool_calls(&[("w1", "write_file", WRITE_NEW)]),
-            Reply::text("Written."),
-            Stream::tool_calls(&[(
-                "w2",
-                "write_file",
-                r#"{"path":"other.txt","content":"two\n"}"#,
-            )])
-            .usage(900, 10)
-            .reply(),
-            Stream::text("short summary").usage(50, 5).reply(),
-            Reply::text("Done after compaction."),
-        ]);
+    let (env, srv) = Env::new(KEY, "context_window = 1000\ncompact_at = 0.5\n").with_server(vec![
+        Reply::tool_calls(&[("w1", "write_file", WRITE_NEW)]),
+        Reply::text("Written."),
+        Stream::tool_calls(&[(
+            "w2",
+            "write_file",
+            r#"{"path":"other.txt","content":"two\n"}"#,
+        )])
+        .usage(900, 10)
+        .reply(),
+        Stream::text("short summary").usage(50, 5).reply(),
+        Reply::text("Done after compaction."),
+    ]);
     let first = run(&env, &srv, &["run", "--approve", "never-ask", "write it"]);
     assert!(first.status.success(), "{}", stderr(&first));
     let out = env.workdir.join("answer.txt");
@@ -330,7 +329,10 @@ fn a_run_that_compacts_midway_still_reports_its_own_answer_and_files() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(srv.requests().len(), 5, "the compaction call was made");
     assert!(
-        srv.requests()[4].json().to_string().contains("short summary"),
+        srv.requests()[4]
+            .json()
+            .to_string()
+            .contains("short summary"),
         "the answer came after the compaction"
     );
     let ls = lines(&o);

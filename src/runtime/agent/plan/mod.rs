@@ -460,14 +460,7 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn step(id: &str, deps: &[&str]) -> Step {
-        Step {
-            id: id.into(),
-            title: id.to_uppercase(),
-            depends_on: deps.iter().map(ToString::to_string).collect(),
-        }
-    }
+    use crate::session::plan::step;
 
     #[test]
     fn dropping_a_step_frees_its_dependants() {

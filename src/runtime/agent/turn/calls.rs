@@ -283,10 +283,8 @@ impl Turn {
         }
         #[derive(serde::Deserialize)]
         struct ArgStep {
-            id: String,
-            title: String,
-            #[serde(default)]
-            depends_on: Vec<String>,
+            #[serde(flatten)]
+            step: Step,
             #[serde(default)]
             status: Option<String>,
         }
@@ -295,15 +293,7 @@ impl Turn {
             Err(e) => return ToolOutput::error(format!("bad update_plan arguments: {e}")),
         };
         let plan = Plan {
-            steps: args
-                .steps
-                .iter()
-                .map(|s| Step {
-                    id: s.id.clone(),
-                    title: s.title.clone(),
-                    depends_on: s.depends_on.clone(),
-                })
-                .collect(),
+            steps: args.steps.iter().map(|s| s.step.clone()).collect(),
         };
         if let Err(e) = plan.validate() {
             return ToolOutput::error(format!("plan rejected: {e}"));
@@ -321,17 +311,17 @@ impl Turn {
                 continue;
             };
             let Some(status) = StepStatus::parse(st) else {
-                return ToolOutput::error(format!("step {}: unknown status `{st}`", s.id));
+                return ToolOutput::error(format!("step {}: unknown status `{st}`", s.step.id));
             };
             if status == StepStatus::Completed {
                 done += 1;
             }
             if let Err(e) = self.io.sessions.step_update(
                 &self.ctx.session_id,
-                &s.id,
+                &s.step.id,
                 &StepUpdate::Status { status },
             ) {
-                return ToolOutput::error(format!("cannot store step {}: {e}", s.id));
+                return ToolOutput::error(format!("cannot store step {}: {e}", s.step.id));
             }
         }
         ToolOutput {

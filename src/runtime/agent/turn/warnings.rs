@@ -35,11 +35,7 @@ impl Turn {
         let tools: u64 = req
             .tools
             .iter()
-            .map(|t| {
-                estimate_tokens(&t.name)
-                    + estimate_tokens(&t.description)
-                    + estimate_tokens(&t.parameters.to_string())
-            })
+            .map(crate::runtime::provider::ToolDef::estimated_tokens)
             .sum();
         let system = estimate_tokens(&req.system);
         let window = self.ctx.settings.context_window;
