@@ -5,7 +5,8 @@
 
 use serde::Deserialize;
 
-use super::provider::{TokenDetail, model_family};
+use super::provider::model_family;
+use crate::session::TokenDetail;
 use crate::session::Usage;
 
 /// One model's prices in dollars per million tokens.

@@ -91,7 +91,7 @@ fn tail_start(msgs: &[&Message], window: u64) -> usize {
 /// The prompt tokens of the model call that made `m`, cached and cache-written ones
 /// included (APIs with prompt caching count them apart, but they fill the window).
 pub(crate) fn prompt_tokens(m: &Message) -> u64 {
-    m.usage.input_tokens + m.extra.cached_input_tokens + m.extra.cache_write_tokens
+    m.usage.input_tokens + m.extra.tokens.cached_input_tokens + m.extra.tokens.cache_write_tokens
 }
 
 pub(crate) fn context_now<'a>(

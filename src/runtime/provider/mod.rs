@@ -31,8 +31,8 @@ pub use error::{ErrorKind, ProviderError};
 pub(crate) use http::ApiSettings;
 pub use openai::OpenAi;
 pub use request::{
-    ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, StopNote, TokenDetail, ToolDef,
-    UserPart, model_family, replays_to,
+    ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, StopNote, ToolDef, UserPart,
+    model_family, replays_to,
 };
 pub(crate) use responses::Responses;
 pub use settings::OpenAiSettings;

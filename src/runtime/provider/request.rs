@@ -178,19 +178,6 @@ impl Reasoning {
     }
 }
 
-/// Token counts beyond [`crate::session::Usage`] that some APIs report. Cached and written
-/// prompt tokens are counted apart from `input_tokens` (as the session stores them);
-/// reasoning tokens are part of `output_tokens`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TokenDetail {
-    /// Prompt tokens read from the provider's cache.
-    pub cached_input_tokens: u64,
-    /// Prompt tokens written to the provider's cache.
-    pub cache_write_tokens: u64,
-    /// Output tokens spent on reasoning.
-    pub reasoning_tokens: u64,
-}
-
 /// Why a reply stopped short of a normal end, for the user and the stored message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StopNote {

@@ -21,9 +21,10 @@ use super::contract::Provider;
 use super::error::ProviderError;
 use super::http::{ApiSettings, Call, Wire, WireError, WireFold, json as parse, n, s};
 use super::request::{ChatMessage, ChatRequest};
-use super::request::{Reasoning, StopNote, TokenDetail, ToolDef, UserPart, replays_to};
+use super::request::{Reasoning, StopNote, ToolDef, UserPart, replays_to};
 use super::sse::{Completion, StreamEvent};
 use crate::runtime::cancel::CancelFlag;
+use crate::session::TokenDetail;
 use crate::session::{ReasoningReplay, ToolCall, Usage};
 
 /// The name sessions store for this provider (and reasoning provenance).

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::request::Reasoning;
 
-use super::request::TokenDetail;
+use crate::session::TokenDetail;
 use crate::session::{ReasoningReplay, ToolCall, Usage};
 
 /// What a stream says as it goes.

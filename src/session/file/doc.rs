@@ -114,15 +114,9 @@ pub struct FileUsage {
     /// Completion tokens.
     #[serde(default)]
     pub output_tokens: u64,
-    /// Prompt tokens read from cache.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub cached_input_tokens: u64,
-    /// Prompt tokens written to cache.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub cache_write_tokens: u64,
-    /// The reasoning part of the completion tokens.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub reasoning_tokens: u64,
+    /// Cached, cache-write and reasoning tokens.
+    #[serde(flatten)]
+    pub detail: TokenDetail,
 }
 
 /// A plan with step progress.
@@ -187,9 +181,7 @@ impl FileMessage {
                 output_tokens: self.usage.output_tokens,
             },
             MessageExtra {
-                cached_input_tokens: self.usage.cached_input_tokens,
-                cache_write_tokens: self.usage.cache_write_tokens,
-                reasoning_tokens: self.usage.reasoning_tokens,
+                tokens: self.usage.detail,
                 injected: self.injected,
                 metadata: self.metadata.clone(),
             },
@@ -202,9 +194,7 @@ pub(crate) fn file_usage(u: &Usage, x: &MessageExtra) -> FileUsage {
     FileUsage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
-        cached_input_tokens: x.cached_input_tokens,
-        cache_write_tokens: x.cache_write_tokens,
-        reasoning_tokens: x.reasoning_tokens,
+        detail: x.tokens,
     }
 }
 

@@ -58,9 +58,21 @@ pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
             tokens: FileTokens {
                 input: h.token_input_total,
                 output: h.token_output_total,
-                cached_input: s.messages.iter().map(|m| m.extra.cached_input_tokens).sum(),
-                cache_write: s.messages.iter().map(|m| m.extra.cache_write_tokens).sum(),
-                reasoning: s.messages.iter().map(|m| m.extra.reasoning_tokens).sum(),
+                cached_input: s
+                    .messages
+                    .iter()
+                    .map(|m| m.extra.tokens.cached_input_tokens)
+                    .sum(),
+                cache_write: s
+                    .messages
+                    .iter()
+                    .map(|m| m.extra.tokens.cache_write_tokens)
+                    .sum(),
+                reasoning: s
+                    .messages
+                    .iter()
+                    .map(|m| m.extra.tokens.reasoning_tokens)
+                    .sum(),
             },
             task_state: h.task_state.clone(),
             todos: h.todos.clone(),

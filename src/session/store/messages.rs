@@ -458,9 +458,9 @@ fn insert_with(
         m.usage.input_tokens as i64,
         m.usage.output_tokens as i64,
         fts_id,
-        m.extra.cached_input_tokens as i64,
-        m.extra.cache_write_tokens as i64,
-        m.extra.reasoning_tokens as i64,
+        m.extra.tokens.cached_input_tokens as i64,
+        m.extra.tokens.cache_write_tokens as i64,
+        m.extra.tokens.reasoning_tokens as i64,
         m.extra.injected,
         to_json_opt(m.extra.metadata.as_ref()),
     ])?;

@@ -188,9 +188,11 @@ pub(super) fn load_messages(
                     output_tokens: count(r, 9)?,
                 },
                 extra: MessageExtra {
-                    cached_input_tokens: count(r, 10)?,
-                    cache_write_tokens: count(r, 11)?,
-                    reasoning_tokens: count(r, 12)?,
+                    tokens: TokenDetail {
+                        cached_input_tokens: count(r, 10)?,
+                        cache_write_tokens: count(r, 11)?,
+                        reasoning_tokens: count(r, 12)?,
+                    },
                     injected: r.get(13)?,
                     metadata: None,
                 },

@@ -170,9 +170,9 @@ fn an_anthropic_tool_turn_replays_thinking_caches_and_counts_cache_tokens() {
         .iter()
         .filter(|m| m.role == Role::Assistant)
         .collect();
-    assert_eq!(replies[0].extra.cache_write_tokens, 2100);
+    assert_eq!(replies[0].extra.tokens.cache_write_tokens, 2100);
     assert_eq!(replies[0].usage.input_tokens, 900);
-    assert_eq!(replies[1].extra.cached_input_tokens, 3000);
+    assert_eq!(replies[1].extra.tokens.cached_input_tokens, 3000);
     let ledger = s.header.ledger.unwrap();
     assert_eq!(ledger.usage.cached_input_tokens, 3000);
     assert_eq!(ledger.usage.cache_write_tokens, 2100);
@@ -241,8 +241,8 @@ fn a_responses_tool_turn_replays_encrypted_reasoning_across_processes() {
         first.usage.input_tokens, 176,
         "cached tokens are counted apart"
     );
-    assert_eq!(first.extra.cached_input_tokens, 1024);
-    assert_eq!(first.extra.reasoning_tokens, 40);
+    assert_eq!(first.extra.tokens.cached_input_tokens, 1024);
+    assert_eq!(first.extra.tokens.reasoning_tokens, 40);
     assert!(
         matches!(&first.parts[0], Part::Reasoning { text, replay: Some(r) }
         if text == "Listing first." && r.encrypted.as_deref() == Some("gAAAA-enc-1"))

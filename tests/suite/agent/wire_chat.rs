@@ -100,8 +100,8 @@ fn a_deepseek_tool_turn_sends_its_reasoning_back_also_after_a_restart() {
         r[0].usage.input_tokens, 176,
         "cached tokens are counted apart"
     );
-    assert_eq!(r[0].extra.cached_input_tokens, 1024);
-    assert_eq!(r[0].extra.reasoning_tokens, 40);
+    assert_eq!(r[0].extra.tokens.cached_input_tokens, 1024);
+    assert_eq!(r[0].extra.tokens.reasoning_tokens, 40);
     assert_eq!(
         s.header.ledger.as_ref().unwrap().usage.cached_input_tokens,
         1024

@@ -94,10 +94,10 @@ fn usage_totals(doc: &SessionFile) -> [u64; 4] {
         doc.messages.iter().map(|m| f(&m.usage)).sum()
     };
     [
-        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
-        sum(|u| u.cached_input_tokens),
+        sum(|u| u.input_tokens) + sum(|u| u.detail.cached_input_tokens),
+        sum(|u| u.detail.cached_input_tokens),
         sum(|u| u.output_tokens),
-        sum(|u| u.reasoning_tokens),
+        sum(|u| u.detail.reasoning_tokens),
     ]
 }
 
@@ -164,8 +164,8 @@ fn claude_real_transcript_merges_streamed_lines_and_keeps_parallel_calls() {
         (
             a.usage.input_tokens,
             a.usage.output_tokens,
-            a.usage.cached_input_tokens,
-            a.usage.cache_write_tokens
+            a.usage.detail.cached_input_tokens,
+            a.usage.detail.cache_write_tokens
         ),
         (3, 9, 11442, 15005)
     );
@@ -234,7 +234,7 @@ fn claude_subagents_link_to_their_parent_in_any_import_order() {
         let m = rt.load(&child_id).unwrap().messages;
         assert_eq!(m[0].role, Role::User);
         assert!(m[0].text().starts_with("Very thorough exploration"));
-        assert_eq!(m[1].extra.cache_write_tokens, 13522);
+        assert_eq!(m[1].extra.tokens.cache_write_tokens, 13522);
     }
 }
 
@@ -500,7 +500,7 @@ fn hostile_claude_transcript_imports_what_is_sound() {
         (
             a.usage.input_tokens,
             a.usage.output_tokens,
-            a.usage.cached_input_tokens
+            a.usage.detail.cached_input_tokens
         ),
         (10, 5, 100)
     );

@@ -99,9 +99,7 @@ pub(super) fn assistant_message(c: &Completion, incomplete: Option<Value>) -> Ne
         tool_metadata: meta,
         usage: c.usage,
         extra: crate::session::MessageExtra {
-            cached_input_tokens: c.detail.cached_input_tokens,
-            cache_write_tokens: c.detail.cache_write_tokens,
-            reasoning_tokens: c.detail.reasoning_tokens,
+            tokens: c.detail,
             ..crate::session::MessageExtra::default()
         },
         ..NewMessage::default()

@@ -10,8 +10,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::runtime::provider::http::{WireError, WireFold, json as parse, n, s};
-use crate::runtime::provider::request::{Reasoning, StopNote, TokenDetail};
+use crate::runtime::provider::request::{Reasoning, StopNote};
 use crate::runtime::provider::sse::{Completion, StreamEvent};
+use crate::session::TokenDetail;
 use crate::session::{ReasoningReplay, ToolCall, Usage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
