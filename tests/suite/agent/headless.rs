@@ -237,24 +237,27 @@ fn stream_json_golden_approval_request_and_a_denied_write() {
     assert!(!env.workdir.join("new.txt").exists());
 }
 
+/// `run --output-format json --approve never-ask -o out ARGS...`.
+fn json_to_file(env: &Env, srv: &ScriptedServer, out: &std::path::Path, args: &[&str]) -> Output {
+    let out = out.to_str().unwrap();
+    let head = [
+        "run",
+        "--output-format",
+        "json",
+        "--approve",
+        "never-ask",
+        "-o",
+        out,
+    ];
+    let all: Vec<&str> = head.iter().chain(args).copied().collect();
+    run(env, srv, &all)
+}
+
 #[test]
 fn json_is_only_the_result_and_names_the_files_changed() {
     let (env, srv) = writing_new_txt("Written.");
     let out = env.workdir.join("answer.md");
-    let o = run(
-        &env,
-        &srv,
-        &[
-            "run",
-            "--output-format",
-            "json",
-            "--approve",
-            "never-ask",
-            "-o",
-            out.to_str().unwrap(),
-            "write it",
-        ],
-    );
+    let o = json_to_file(&env, &srv, &out, &["write it"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let ls = lines(&o);
     assert_eq!(types(&ls), ["result"]);
@@ -311,21 +314,7 @@ fn a_run_that_compacts_midway_still_reports_its_own_answer_and_files() {
     let first = run(&env, &srv, &["run", "--approve", "never-ask", "write it"]);
     assert!(first.status.success(), "{}", stderr(&first));
     let out = env.workdir.join("answer.txt");
-    let o = run(
-        &env,
-        &srv,
-        &[
-            "run",
-            "--continue",
-            "--approve",
-            "never-ask",
-            "--output-format",
-            "json",
-            "-o",
-            out.to_str().unwrap(),
-            "write the other",
-        ],
-    );
+    let o = json_to_file(&env, &srv, &out, &["--continue", "write the other"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(srv.requests().len(), 5, "the compaction call was made");
     assert!(
