@@ -357,6 +357,14 @@ pub(super) fn first_missing_usage(base_url: &str) -> bool {
     add(&NO_USAGE_TOLD, base_url)
 }
 
+/// About how many prompt tokens a tool definition costs: its name, description and schema
+/// ([`estimate_tokens`]).
+pub(crate) fn tool_tokens(t: &super::request::ToolDef) -> u64 {
+    estimate_tokens(&t.name)
+        + estimate_tokens(&t.description)
+        + estimate_tokens(&t.parameters.to_string())
+}
+
 /// An estimate of the tokens `text` costs a BPE tokenizer: a word of up to six letters or
 /// digits is one token and longer ones one more per six, a run of symbols one per three
 /// (`":"` is one), a run of spaces free after a word (indentation one per four), a line break

@@ -229,15 +229,6 @@ impl ToolDef {
             parameters,
         }
     }
-
-    /// About how many prompt tokens the definition costs (name, description and schema;
-    /// [`super::quirks::estimate_tokens`]).
-    pub(crate) fn estimated_tokens(&self) -> u64 {
-        use super::quirks::estimate_tokens;
-        estimate_tokens(&self.name)
-            + estimate_tokens(&self.description)
-            + estimate_tokens(&self.parameters.to_string())
-    }
 }
 
 #[cfg(test)]

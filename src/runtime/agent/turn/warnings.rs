@@ -35,7 +35,7 @@ impl Turn {
         let tools: u64 = req
             .tools
             .iter()
-            .map(crate::runtime::provider::ToolDef::estimated_tokens)
+            .map(crate::runtime::provider::quirks::tool_tokens)
             .sum();
         let system = estimate_tokens(&req.system);
         let window = self.ctx.settings.context_window;
