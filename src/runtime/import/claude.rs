@@ -108,8 +108,8 @@ impl Conv {
             let usage = &mut self.b.messages[idx].usage;
             usage.input_tokens = n("input_tokens");
             usage.output_tokens = n("output_tokens");
-            usage.detail.cached_input_tokens = n("cache_read_input_tokens");
-            usage.detail.cache_write_tokens = n("cache_creation_input_tokens");
+            usage.cached_input_tokens = n("cache_read_input_tokens");
+            usage.cache_write_tokens = n("cache_creation_input_tokens");
         }
         let blocks = match msg.get("content") {
             Some(Value::Array(a)) => a.clone(),

@@ -410,9 +410,9 @@ fn add_usage(m: &mut file::FileMessage, u: &Value) {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     let cached = n("cached_input_tokens");
     m.usage.input_tokens += n("input_tokens").saturating_sub(cached);
-    m.usage.detail.cached_input_tokens += cached;
+    m.usage.cached_input_tokens += cached;
     m.usage.output_tokens += n("output_tokens");
-    m.usage.detail.reasoning_tokens += n("reasoning_output_tokens");
+    m.usage.reasoning_tokens += n("reasoning_output_tokens");
 }
 
 /// A tool output's text, metadata and error flag. Outputs come as a JSON envelope

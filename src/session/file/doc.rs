@@ -105,7 +105,9 @@ pub struct FileTokens {
     pub reasoning: u64,
 }
 
-/// Token usage of one message in a session file.
+/// Token usage of one message in a session file. Its fields are the file format's own, each
+/// declared here rather than flattened from [`TokenDetail`], so a bad value in a file is
+/// named by its whole path (`$.messages[3].usage.reasoning_tokens`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct FileUsage {
     /// Prompt tokens (not counting cached ones).
@@ -114,9 +116,15 @@ pub struct FileUsage {
     /// Completion tokens.
     #[serde(default)]
     pub output_tokens: u64,
-    /// Cached, cache-write and reasoning tokens.
-    #[serde(flatten)]
-    pub detail: TokenDetail,
+    /// Prompt tokens read from cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Prompt tokens written to cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// The reasoning part of the completion tokens.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
 }
 
 /// A plan with step progress.
@@ -181,7 +189,11 @@ impl FileMessage {
                 output_tokens: self.usage.output_tokens,
             },
             MessageExtra {
-                tokens: self.usage.detail,
+                tokens: TokenDetail {
+                    cached_input_tokens: self.usage.cached_input_tokens,
+                    cache_write_tokens: self.usage.cache_write_tokens,
+                    reasoning_tokens: self.usage.reasoning_tokens,
+                },
                 injected: self.injected,
                 metadata: self.metadata.clone(),
             },
@@ -194,7 +206,9 @@ pub(crate) fn file_usage(u: &Usage, x: &MessageExtra) -> FileUsage {
     FileUsage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
-        detail: x.tokens,
+        cached_input_tokens: x.tokens.cached_input_tokens,
+        cache_write_tokens: x.tokens.cache_write_tokens,
+        reasoning_tokens: x.tokens.reasoning_tokens,
     }
 }
 

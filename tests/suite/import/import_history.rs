@@ -94,10 +94,10 @@ fn usage_totals(doc: &SessionFile) -> [u64; 4] {
         doc.messages.iter().map(|m| f(&m.usage)).sum()
     };
     [
-        sum(|u| u.input_tokens) + sum(|u| u.detail.cached_input_tokens),
-        sum(|u| u.detail.cached_input_tokens),
+        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
+        sum(|u| u.cached_input_tokens),
         sum(|u| u.output_tokens),
-        sum(|u| u.detail.reasoning_tokens),
+        sum(|u| u.reasoning_tokens),
     ]
 }
 
@@ -164,8 +164,8 @@ fn claude_real_transcript_merges_streamed_lines_and_keeps_parallel_calls() {
         (
             a.usage.input_tokens,
             a.usage.output_tokens,
-            a.usage.detail.cached_input_tokens,
-            a.usage.detail.cache_write_tokens
+            a.usage.cached_input_tokens,
+            a.usage.cache_write_tokens
         ),
         (3, 9, 11442, 15005)
     );
@@ -500,7 +500,7 @@ fn hostile_claude_transcript_imports_what_is_sound() {
         (
             a.usage.input_tokens,
             a.usage.output_tokens,
-            a.usage.detail.cached_input_tokens
+            a.usage.cached_input_tokens
         ),
         (10, 5, 100)
     );

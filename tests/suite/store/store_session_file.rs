@@ -244,6 +244,8 @@ fn malformed_documents_name_the_json_path_and_write_nothing() {
         ("bad id", "/session/id", json!("../escape"), "$.session.id", "invalid"),
         ("plan cycle", "/session/plan/steps/0/depends_on", json!(["c"]),
             "$.session.plan.steps", "cycle"),
+        ("bad token count", "/messages/1/usage", json!({"input_tokens": 1, "reasoning_tokens": "many"}),
+            "$.messages[1].usage.reasoning_tokens", "many"),
     ];
     let mut missing = good.clone();
     missing["session"].as_object_mut().unwrap().remove("title");
