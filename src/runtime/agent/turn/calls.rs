@@ -283,8 +283,10 @@ impl Turn {
         }
         #[derive(serde::Deserialize)]
         struct ArgStep {
-            #[serde(flatten)]
-            step: Step,
+            id: String,
+            title: String,
+            #[serde(default)]
+            depends_on: Vec<String>,
             #[serde(default)]
             status: Option<String>,
         }
@@ -293,7 +295,15 @@ impl Turn {
             Err(e) => return ToolOutput::error(format!("bad update_plan arguments: {e}")),
         };
         let plan = Plan {
-            steps: args.steps.iter().map(|s| s.step.clone()).collect(),
+            steps: args
+                .steps
+                .iter()
+                .map(|s| Step {
+                    id: s.id.clone(),
+                    title: s.title.clone(),
+                    depends_on: s.depends_on.clone(),
+                })
+                .collect(),
         };
         if let Err(e) = plan.validate() {
             return ToolOutput::error(format!("plan rejected: {e}"));
@@ -311,17 +321,17 @@ impl Turn {
                 continue;
             };
             let Some(status) = StepStatus::parse(st) else {
-                return ToolOutput::error(format!("step {}: unknown status `{st}`", s.step.id));
+                return ToolOutput::error(format!("step {}: unknown status `{st}`", s.id));
             };
             if status == StepStatus::Completed {
                 done += 1;
             }
             if let Err(e) = self.io.sessions.step_update(
                 &self.ctx.session_id,
-                &s.step.id,
+                &s.id,
                 &StepUpdate::Status { status },
             ) {
-                return ToolOutput::error(format!("cannot store step {}: {e}", s.step.id));
+                return ToolOutput::error(format!("cannot store step {}: {e}", s.id));
             }
         }
         ToolOutput {
