@@ -185,36 +185,30 @@ pub struct Usage {
 }
 
 /// Token counts of one model call beyond [`Usage`], as some APIs report them: what a provider
-/// returns, a message stores and a session file carries. Cached and written prompt tokens are
-/// counted apart from `input_tokens`; reasoning tokens are part of `output_tokens`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// returns and a message stores. Cached and written prompt tokens are counted apart from
+/// `input_tokens`; reasoning tokens are part of `output_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TokenDetail {
     /// Prompt tokens read from the provider's cache.
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub cached_input_tokens: u64,
     /// Prompt tokens written to the provider's cache.
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_write_tokens: u64,
     /// The part of `output_tokens` spent on reasoning.
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u64,
 }
 
 /// What a message carries beyond role, parts and calls: the finer token counts of the model
 /// call that produced it, whether the harness injected it, and provenance metadata (source
 /// ids, stop reason, phase) of an imported message.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MessageExtra {
     /// The model call's cached, cache-write and reasoning tokens.
-    #[serde(flatten)]
     pub tokens: TokenDetail,
     /// Written by the harness (reminders, hook output, environment context), not typed by
     /// the person; shown as such and not taken for the first prompt.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub injected: bool,
     /// Free-form provenance (source record ids, stop reason, phase), kept for a lossless
     /// export.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
 }
 
