@@ -197,6 +197,16 @@ pub struct TokenDetail {
     pub reasoning_tokens: u64,
 }
 
+impl std::iter::Sum for TokenDetail {
+    fn sum<I: Iterator<Item = TokenDetail>>(iter: I) -> TokenDetail {
+        iter.fold(TokenDetail::default(), |a, b| TokenDetail {
+            cached_input_tokens: a.cached_input_tokens + b.cached_input_tokens,
+            cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
+            reasoning_tokens: a.reasoning_tokens + b.reasoning_tokens,
+        })
+    }
+}
+
 /// What a message carries beyond role, parts and calls: the finer token counts of the model
 /// call that produced it, whether the harness injected it, and provenance metadata (source
 /// ids, stop reason, phase) of an imported message.

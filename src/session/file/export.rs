@@ -5,6 +5,7 @@ use base64::Engine;
 use super::doc::*;
 use super::time::rfc3339;
 use crate::session::error::Result as StoreResult;
+use crate::session::model::TokenDetail;
 use crate::session::store::Store;
 
 /// Builds the document for a stored session.
@@ -35,6 +36,8 @@ pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
             data_base64: base64::engine::general_purpose::STANDARD.encode(data),
         });
     }
+    // The messages' finer token counts, summed for the file's totals.
+    let detail: TokenDetail = s.messages.iter().map(|m| m.extra.tokens).sum();
     Ok(SessionFile {
         format: FORMAT.into(),
         version: VERSION,
@@ -58,21 +61,9 @@ pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
             tokens: FileTokens {
                 input: h.token_input_total,
                 output: h.token_output_total,
-                cached_input: s
-                    .messages
-                    .iter()
-                    .map(|m| m.extra.tokens.cached_input_tokens)
-                    .sum(),
-                cache_write: s
-                    .messages
-                    .iter()
-                    .map(|m| m.extra.tokens.cache_write_tokens)
-                    .sum(),
-                reasoning: s
-                    .messages
-                    .iter()
-                    .map(|m| m.extra.tokens.reasoning_tokens)
-                    .sum(),
+                cached_input: detail.cached_input_tokens,
+                cache_write: detail.cache_write_tokens,
+                reasoning: detail.reasoning_tokens,
             },
             task_state: h.task_state.clone(),
             todos: h.todos.clone(),

@@ -4,8 +4,8 @@
 use crate::support::Env;
 use neocode::session::file::{self, SessionFile};
 use neocode::session::{
-    AppendMeta, NewMessage, NewSession, Part, Plan, Role, RuntimeLedger, StateUpdate, Step,
-    StepFailure, StepStatus, StepUpdate, Store, StoreError, ToolCall, Usage,
+    AppendMeta, MessageExtra, NewMessage, NewSession, Part, Plan, Role, RuntimeLedger, StateUpdate,
+    Step, StepFailure, StepStatus, StepUpdate, Store, StoreError, TokenDetail, ToolCall, Usage,
 };
 use serde_json::{Value, json};
 
@@ -53,6 +53,14 @@ fn rich(s: &Store) -> String {
                 usage: Usage {
                     input_tokens: 1200,
                     output_tokens: 80,
+                },
+                extra: MessageExtra {
+                    tokens: TokenDetail {
+                        cached_input_tokens: 900,
+                        cache_write_tokens: 100,
+                        reasoning_tokens: 30,
+                    },
+                    ..MessageExtra::default()
                 },
                 ..NewMessage::default()
             },
@@ -181,6 +189,21 @@ fn export_parse_import_export_is_identical() {
     assert!(file::parse(&v1.to_string()).is_err());
     assert_eq!(v["session"]["plan"]["steps"][1]["status"], "failed");
     assert_eq!(v["messages"][2]["tool_calls"][0]["name"], "shell");
+    // The finer token counts: on the message, and summed in the session's totals.
+    assert_eq!(
+        v["messages"][2]["usage"],
+        json!({"input_tokens": 1200, "output_tokens": 80, "cached_input_tokens": 900,
+            "cache_write_tokens": 100, "reasoning_tokens": 30})
+    );
+    let totals = &v["session"]["tokens"];
+    assert_eq!(
+        [
+            &totals["cached_input"],
+            &totals["cache_write"],
+            &totals["reasoning"]
+        ],
+        [900, 100, 30]
+    );
     assert_eq!(v["assets"][0]["data_base64"], "AJ+Slv8=");
 }
 
